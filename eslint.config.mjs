@@ -6,6 +6,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
+import globals from 'globals';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 const ioLibraries = [
@@ -16,7 +17,7 @@ const outerFolders = (...folders) =>
   folders.flatMap((f) => [`**/${f}`, `**/${f}/**`, `../${f}/*`, `../../${f}/*`]);
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'coverage/**', 'bin/**', 'jest.config.js'] },
+  { ignores: ['node_modules/**', 'dist/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -72,6 +73,12 @@ export default tseslint.config(
         { object: 'Math', property: 'random', message: 'Use workflow-safe ids derived from inputs.' },
       ],
     },
+  },
+  {
+    // plain CommonJS helpers (CLI shim, jest reporter, small scripts)
+    files: ['**/*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: globals.node },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
     files: ['test/**/*.ts', 'scripts/**/*.ts'],

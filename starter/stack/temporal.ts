@@ -1,0 +1,97 @@
+import { Connection } from '@temporalio/client';
+import { join } from 'node:path';
+import { autonodeSearchAttributes } from '../../workflows/search-attributes';
+import { freePortsFor } from './ports';
+import { ManagedProcess } from './process';
+
+export interface TemporalEndpoint {
+  address: string;
+  namespace: string;
+  uiUrl: string | undefined;
+  /** true when we started the dev server (and will stop it) */
+  managed: boolean;
+  process: ManagedProcess | undefined;
+  close(): Promise<void>;
+}
+
+const indexedValueType = { KEYWORD: 2, TEXT: 1, INT: 3, DOUBLE: 4, BOOL: 5, DATETIME: 6, KEYWORD_LIST: 7 } as const;
+const cliType = { KEYWORD: 'Keyword', TEXT: 'Text', INT: 'Int', DOUBLE: 'Double', BOOL: 'Bool', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList' } as const;
+
+/**
+ * Starts `temporal server start-dev` (SQLite in the stack dir, Web UI on, autonode's
+ * search attributes registered), or — with TEMPORAL_ADDRESS — uses that server and makes
+ * sure the search attributes exist there.
+ */
+export async function startTemporal(o: {
+  binary: string | undefined;
+  address: string | undefined;
+  namespace: string | undefined;
+  dir: string;
+  logDir: string;
+}): Promise<TemporalEndpoint> {
+  const namespace = o.namespace ?? 'default';
+  if (o.address) {
+    const connection = await Connection.connect({ address: o.address });
+    try {
+      await registerSearchAttributes(connection, namespace);
+    } finally {
+      await connection.close();
+    }
+    return { address: o.address, namespace, uiUrl: undefined, managed: false, process: undefined, close: async () => undefined };
+  }
+  if (!o.binary) throw new Error('no Temporal CLI binary and no TEMPORAL_ADDRESS: run `npm run setup`');
+
+  const { port, uiPort, httpPort, metricsPort } = await freePortsFor(['port', 'uiPort', 'httpPort', 'metricsPort']);
+  const address = `127.0.0.1:${port}`;
+  const process = new ManagedProcess({
+    name: 'temporal',
+    command: o.binary,
+    args: [
+      'server', 'start-dev',
+      '--ip', '127.0.0.1',
+      '--port', String(port),
+      '--ui-ip', '127.0.0.1',
+      '--ui-port', String(uiPort),
+      '--ui-disable-news-fetch',
+      '--http-port', String(httpPort),
+      '--metrics-port', String(metricsPort),
+      '--db-filename', join(o.dir, 'temporal.sqlite'),
+      '--namespace', namespace,
+      '--log-format', 'json',
+      '--log-level', 'warn',
+      '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true',
+      '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
+      ...autonodeSearchAttributes.flatMap((key) => ['--search-attribute', `${key.name}=${cliType[key.type]}`]),
+    ],
+    logFile: join(o.logDir, 'temporal.log'),
+    ready: async () => {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        await connection.workflowService.describeNamespace({ namespace });
+        return true;
+      } finally {
+        await connection.close();
+      }
+    },
+    startTimeoutMs: 90_000,
+  });
+  await process.start();
+  return {
+    address,
+    namespace,
+    uiUrl: `http://127.0.0.1:${uiPort}`,
+    managed: true,
+    process,
+    close: async () => undefined,
+  };
+}
+
+async function registerSearchAttributes(connection: Connection, namespace: string): Promise<void> {
+  const existing = await connection.operatorService.listSearchAttributes({ namespace });
+  const missing = autonodeSearchAttributes.filter((key) => !(key.name in (existing.customAttributes ?? {})));
+  if (missing.length === 0) return;
+  await connection.operatorService.addSearchAttributes({
+    namespace,
+    searchAttributes: Object.fromEntries(missing.map((key) => [key.name, indexedValueType[key.type]])),
+  });
+}

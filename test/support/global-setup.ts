@@ -1,0 +1,37 @@
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startStack, type LocalStack } from '../../starter/stack/launcher';
+
+declare global {
+  var __autonodeStack: LocalStack | undefined;
+}
+
+/**
+ * Starts the whole local stack once for the integration run and bundles the workflows
+ * once. Tests find both through AUTONODE_STACK_FILE / AUTONODE_WORKFLOW_BUNDLE. A
+ * component that cannot be had fails the run here, saying which and why: integration
+ * tests never skip.
+ */
+export default async function globalSetup(): Promise<void> {
+  const t0 = Date.now();
+  const say = (line: string) => process.stderr.write(`[stack] ${line}\n`);
+  const stack = await startStack({ log: say });
+  globalThis.__autonodeStack = stack;
+  // Ctrl-C during a run: jest may never reach the teardown, so stop here too.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => void stack.stop().finally(() => process.exit(130)));
+  }
+  process.once('exit', () => stack.killNow());
+
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: require.resolve('./smoke-workflows'),
+    logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: say, error: say },
+  });
+  const bundlePath = join(stack.info.dir, 'workflow-bundle.js');
+  writeFileSync(bundlePath, bundle.code);
+
+  process.env.AUTONODE_STACK_FILE = stack.infoFile;
+  process.env.AUTONODE_WORKFLOW_BUNDLE = bundlePath;
+  say(`stack and workflow bundle ready in ${((Date.now() - t0) / 1000).toFixed(1)}s (${stack.info.dir})`);
+}
