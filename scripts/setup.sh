@@ -126,10 +126,17 @@ kubernetes() {
   say "kubernetes: done"
 }
 
-start=$(date +%s)
-say "cache: $CACHE"
-want python && python_tools
-want etcd && etcd
-want kwok && kwok
-want kubernetes && kubernetes
-say "all components ready in $(( $(date +%s) - start ))s"
+main() {
+  local start
+  start=$(date +%s)
+  say "cache: $CACHE"
+  if want python; then python_tools; fi
+  if want etcd; then etcd; fi
+  if want kwok; then kwok; fi
+  if want kubernetes; then kubernetes; fi
+  say "all components ready in $(( $(date +%s) - start ))s"
+}
+
+# Everything runs from main(), so bash has parsed the whole file before it starts: editing
+# this script while a long build runs cannot change what that run executes.
+main "$@"

@@ -1,7 +1,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveBinaries, type StackBinaries } from './binaries';
+import { cacheDir, resolveBinaries, type StackBinaries } from './binaries';
+import { reapOrphanedStacks } from './reap';
+
+const stackDirPrefix = 'autonode-stack-';
 import { createClusterPki, kubeApiserver, writeIdentityKubeconfig, type ClusterPki } from './control-plane';
 import { freePortsFor } from './ports';
 import { answers200 } from './probes';
@@ -32,15 +35,14 @@ export class LocalStack {
     private readonly cleanup: () => Promise<void>,
   ) {}
 
-  pids(): Record<string, number | undefined> {
-    return Object.fromEntries(this.processes.map((p) => [p.spec.name, p.pid]));
-  }
-
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       await this.cleanup();
       for (const p of [...this.processes].reverse()) await p.stop();
       rmSync(join(this.info.dir, 'etcd'), { recursive: true, force: true });
+      rmSync(join(this.info.dir, 'pids.json'), { force: true });
+      const survivors = this.processes.filter((p) => p.isRunning()).map((p) => `${p.spec.name} (pid ${p.pid})`);
+      if (survivors.length > 0) throw new Error(`local stack: still running after stop: ${survivors.join(', ')}`);
     })();
     return this.stopping;
   }
@@ -63,7 +65,10 @@ export async function startStack(options: StartStackOptions = {}): Promise<Local
   const env = options.env ?? process.env;
   const log = options.log ?? (() => undefined);
   const binaries = resolveBinaries(env);
-  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'autonode-stack-'));
+  for (const line of reapOrphanedStacks({ parentDir: tmpdir(), prefix: stackDirPrefix, cacheDir: cacheDir(env) })) {
+    log(`stopped an orphaned component: ${line}`);
+  }
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), stackDirPrefix));
   const logDir = join(dir, 'logs');
   mkdirSync(logDir, { recursive: true });
   const region = options.region ?? env.AWS_REGION ?? 'us-east-1';
@@ -74,10 +79,15 @@ export async function startStack(options: StartStackOptions = {}): Promise<Local
     await temporal?.close();
     for (const p of [...started].reverse()) await p.stop();
   };
+  // Recorded as each component starts, so a run killed half-way can still be reaped.
+  const recordPids = () =>
+    writeFileSync(join(dir, 'pids.json'), JSON.stringify({ owner: process.pid, ...Object.fromEntries(started.map((p) => [p.spec.name, p.pid])) }, null, 2));
   const run = async (p: ManagedProcess) => {
     const t0 = Date.now();
     started.push(p);
-    await p.start();
+    const starting = p.start();
+    recordPids();
+    await starting;
     log(`${p.spec.name} ready in ${((Date.now() - t0) / 1000).toFixed(1)}s (log ${p.spec.logFile})`);
   };
 
@@ -108,6 +118,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<Local
     const t0 = Date.now();
     temporal = await startTemporal({ binary: binaries.temporal, address: env.TEMPORAL_ADDRESS, namespace: env.TEMPORAL_NAMESPACE, dir, logDir });
     if (temporal.process) started.push(temporal.process);
+    recordPids();
     log(`temporal ${temporal.managed ? 'dev server' : `at ${temporal.address}`} ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
 
     const info: StackInfo = StackInfoSchema.parse({
@@ -127,7 +138,6 @@ export async function startStack(options: StartStackOptions = {}): Promise<Local
     const infoFile = join(dir, 'stack.json');
     writeFileSync(infoFile, JSON.stringify(info, null, 2));
     const stack = new LocalStack(info, infoFile, started, async () => temporal?.close());
-    writeFileSync(join(dir, 'pids.json'), JSON.stringify({ owner: process.pid, ...stack.pids() }, null, 2));
     return stack;
   } catch (err) {
     await stopAll();

@@ -90,6 +90,18 @@ export class ManagedProcess {
     }
   }
 
+  /** Whether the OS still has our process (not merely whether we think it exited). */
+  isRunning(): boolean {
+    const pid = this.child?.pid;
+    if (pid === undefined || this.exitDescription !== undefined) return false;
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** Synchronous kill for process-exit handlers, where nothing can be awaited. */
   killNow(): void {
     if (this.child && this.exitDescription === undefined) this.child.kill('SIGKILL');

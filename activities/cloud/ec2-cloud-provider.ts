@@ -1,0 +1,51 @@
+import { type CloudClusterRef } from './domain';
+import { type CloudProvider } from './cloud-provider';
+import { type Clock, type CloudLogger, type Ec2Api, silentLogger, systemClock } from './ports';
+import { defaultRetryPolicy, type RetryEvent, type RetryPolicy } from './retry';
+import { type Ec2Context } from './context';
+import { resolveNodeClass } from './node-class';
+import { launchNodeClaim } from './launch';
+import { findByNodeClaim, getInstance, listInstances, terminateInstance } from './instances';
+import { deleteStaleLaunchTemplates, ensureLaunchTemplate } from './launch-template';
+import { collectLeakedInstances } from './gc';
+
+export interface Ec2CloudProviderDeps {
+  /** a client for this cluster's account and region (ec2-client.ts) */
+  ec2: Ec2Api;
+  cluster: CloudClusterRef;
+  clock?: Clock;
+  logger?: CloudLogger;
+  retryPolicy?: RetryPolicy;
+  /** observes every retry (metrics, tests) */
+  onRetry?: (event: RetryEvent) => void;
+  random?: () => number;
+}
+
+export function createEc2CloudProvider(deps: Ec2CloudProviderDeps): CloudProvider {
+  const clock = deps.clock ?? systemClock;
+  const logger = deps.logger ?? silentLogger;
+  const ctx: Ec2Context = {
+    ec2: deps.ec2,
+    cluster: deps.cluster,
+    clock,
+    logger,
+    retry: {
+      policy: deps.retryPolicy ?? defaultRetryPolicy,
+      clock,
+      logger,
+      ...(deps.onRetry ? { onRetry: deps.onRetry } : {}),
+      ...(deps.random ? { random: deps.random } : {}),
+    },
+  };
+  return {
+    resolveNodeClass: (nodeClass) => resolveNodeClass(ctx, nodeClass),
+    launch: (request) => launchNodeClaim(ctx, request),
+    get: (providerId) => getInstance(ctx, providerId),
+    findByNodeClaim: (name) => findByNodeClaim(ctx, name),
+    list: () => listInstances(ctx),
+    terminate: (providerId) => terminateInstance(ctx, providerId),
+    ensureLaunchTemplate: (content) => ensureLaunchTemplate(ctx, content),
+    deleteStaleLaunchTemplates: (options) => deleteStaleLaunchTemplates(ctx, options),
+    collectLeakedInstances: (nodeClaimExists) => collectLeakedInstances(ctx, nodeClaimExists),
+  };
+}

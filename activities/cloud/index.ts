@@ -1,0 +1,16 @@
+export * from './cloud-provider';
+export * from './domain';
+export * from './errors';
+export * from './ec2-client';
+export * from './ec2-cloud-provider';
+export * from './ports';
+export { type RetryPolicy, type RetryEvent, defaultRetryPolicy } from './retry';
+export { type LaunchRequest, type LaunchResult } from './launch';
+export { type InstanceTypeOption, type Offering, type SubnetChoice, planFleet } from './overrides';
+export { type NodeClassInput, NodeClassInputSchema } from './node-class-input';
+export { type NodeClassResolution, type NodeClassCondition, pickAmi } from './node-class';
+export { type TerminateOutcome } from './instances';
+export { type LaunchTemplateContent, type LaunchTemplateRef, launchTemplateName } from './launch-template';
+export { type GcResult, type NodeClaimExists, GC_MIN_AGE_MS } from './gc';
+export { formatProviderId, parseProviderId } from './provider-id';
+export { toApplicationFailure, withCloudFailures } from './temporal-failures';

@@ -1,0 +1,148 @@
+/**
+ * Launch templates are content-addressed: the name carries a hash of everything that goes
+ * into the template, so "ensure" is create-if-absent (AlreadyExists is success), a changed
+ * AMI or userData yields a new template, and the old one becomes stale and is deleted.
+ * Rejected: versioning one template per node class — a launch in flight could pick up a
+ * version meant for another AMI, and the content would not be visible in the name.
+ */
+import { createHash } from 'node:crypto';
+import {
+  CreateLaunchTemplateCommand,
+  DeleteLaunchTemplateCommand,
+  DescribeLaunchTemplatesCommand,
+  type Filter,
+} from '@aws-sdk/client-ec2';
+import { TagKeys } from './domain';
+import { CreateLaunchTemplateOutputSchema, DescribeLaunchTemplatesOutputSchema } from './ec2-schemas';
+import { isInvalidRequestError, isNotFoundError } from './errors';
+import { call, type Ec2Context } from './context';
+
+export interface LaunchTemplateContent {
+  nodeClassName: string;
+  imageId: string;
+  /** rendered userData, plain text; base64-encoded on the way to EC2 */
+  userData: string;
+  securityGroupIds: string[];
+  instanceProfile?: string;
+  /** the node class's tags; also put on the template */
+  tags: Record<string, string>;
+}
+
+export interface LaunchTemplateRef {
+  id: string;
+  name: string;
+}
+
+// Karpenter's EC2NodeClass default metadataOptions (IMDSv2 only, one hop).
+const METADATA_OPTIONS = { HttpEndpoint: 'enabled', HttpProtocolIpv6: 'disabled', HttpPutResponseHopLimit: 1, HttpTokens: 'required' } as const;
+
+/** Key-sorted JSON, so the hash does not depend on property order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function launchTemplateHash(clusterName: string, content: LaunchTemplateContent): string {
+  const material = canonicalJson({
+    version: 1,
+    cluster: clusterName,
+    ...content,
+    securityGroupIds: [...content.securityGroupIds].sort(),
+    metadataOptions: METADATA_OPTIONS,
+  });
+  return createHash('sha256').update(material).digest('hex');
+}
+
+const MAX_NAME_LENGTH = 128;
+
+/** `autonode/<cluster>/<nodeclass>/<hash16>`, or `autonode/<hash32>` when that is too long. */
+export function launchTemplateName(clusterName: string, content: LaunchTemplateContent): string {
+  const hash = launchTemplateHash(clusterName, content);
+  const readable = `autonode/${clusterName}/${content.nodeClassName}/${hash.slice(0, 16)}`;
+  return readable.length <= MAX_NAME_LENGTH && /^[a-zA-Z0-9().\-/_]+$/.test(readable) ? readable : `autonode/${hash.slice(0, 32)}`;
+}
+
+function ownershipTags(ctx: Ec2Context, nodeClassName: string): Record<string, string> {
+  return { [TagKeys.cluster(ctx.cluster.name)]: 'owned', [TagKeys.nodeClass]: nodeClassName };
+}
+
+async function describeTemplates(ctx: Ec2Context, filters: Filter[]): Promise<LaunchTemplateRef[]> {
+  const found: LaunchTemplateRef[] = [];
+  let nextToken: string | undefined;
+  do {
+    const token = nextToken;
+    const page = DescribeLaunchTemplatesOutputSchema.parse(
+      await call(ctx, 'DescribeLaunchTemplates', () =>
+        ctx.ec2.send(new DescribeLaunchTemplatesCommand({ Filters: filters, ...(token ? { NextToken: token } : {}) })),
+      ),
+    );
+    found.push(...(page.LaunchTemplates ?? []).map((t) => ({ id: t.LaunchTemplateId, name: t.LaunchTemplateName })));
+    nextToken = page.NextToken;
+  } while (nextToken);
+  return found;
+}
+
+export async function ensureLaunchTemplate(ctx: Ec2Context, content: LaunchTemplateContent): Promise<LaunchTemplateRef> {
+  const name = launchTemplateName(ctx.cluster.name, content);
+  const byName: Filter[] = [{ Name: 'launch-template-name', Values: [name] }];
+  const existing = (await describeTemplates(ctx, byName))[0];
+  if (existing) return existing;
+  const tags = { ...content.tags, ...ownershipTags(ctx, content.nodeClassName) };
+  try {
+    const created = CreateLaunchTemplateOutputSchema.parse(
+      await call(ctx, 'CreateLaunchTemplate', () =>
+        ctx.ec2.send(
+          new CreateLaunchTemplateCommand({
+            LaunchTemplateName: name,
+            LaunchTemplateData: {
+              ImageId: content.imageId,
+              UserData: Buffer.from(content.userData, 'utf8').toString('base64'),
+              SecurityGroupIds: [...content.securityGroupIds].sort(),
+              MetadataOptions: METADATA_OPTIONS,
+              ...(content.instanceProfile ? { IamInstanceProfile: { Name: content.instanceProfile } } : {}),
+            },
+            TagSpecifications: [{ ResourceType: 'launch-template', Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }],
+          }),
+        ),
+      ),
+    );
+    ctx.logger.info({ launchTemplate: name }, 'created launch template');
+    return { id: created.LaunchTemplate.LaunchTemplateId, name };
+  } catch (error) {
+    // A concurrent launch (or a retry whose response was lost) created it: same content, same name.
+    if (isInvalidRequestError(error) && error.awsCode === 'InvalidLaunchTemplateName.AlreadyExistsException') {
+      const raced = (await describeTemplates(ctx, byName))[0];
+      if (raced) return raced;
+    }
+    throw error;
+  }
+}
+
+/** Deletes this cluster's templates for a node class that are not in `keep`; returns their names. */
+export async function deleteStaleLaunchTemplates(
+  ctx: Ec2Context,
+  options: { nodeClassName: string; keep: readonly string[] },
+): Promise<string[]> {
+  const owned = await describeTemplates(
+    ctx,
+    Object.entries(ownershipTags(ctx, options.nodeClassName)).map(([k, v]) => ({ Name: `tag:${k}`, Values: [v] })),
+  );
+  const stale = owned.filter((t) => !options.keep.includes(t.name)).sort((a, b) => a.name.localeCompare(b.name));
+  const deleted: string[] = [];
+  for (const template of stale) {
+    try {
+      await call(ctx, 'DeleteLaunchTemplate', () => ctx.ec2.send(new DeleteLaunchTemplateCommand({ LaunchTemplateId: template.id })));
+    } catch (error) {
+      if (!isNotFoundError(error)) throw error;
+    }
+    deleted.push(template.name);
+  }
+  if (deleted.length > 0) ctx.logger.info({ deleted }, 'deleted stale launch templates');
+  return deleted;
+}

@@ -1,0 +1,245 @@
+/**
+ * Launches the instance of one NodeClaim with CreateFleet `type: instant`, capacity 1.
+ * Idempotent by the NodeClaim: a retried launch (lost response, worker crash, activity
+ * retry) finds the instance by its `karpenter.sh/nodeclaim` tag before creating, and
+ * CreateFleet carries a client token derived from the NodeClaim UID and the request.
+ * The two cover each other: the tag lookup works where the token is not honoured (moto,
+ * or after EC2's idempotency window); the token works where a just-created instance's
+ * tags are not yet visible to DescribeInstances (EC2 is eventually consistent).
+ */
+import { createHash } from 'node:crypto';
+import { CreateFleetCommand, _InstanceType, type CreateFleetCommandInput } from '@aws-sdk/client-ec2';
+import { type CapacityType, type CloudInstance, TagKeys, isRestrictedTagKey } from './domain';
+import { CreateFleetOutputSchema, type CreateFleetOutput } from './ec2-schemas';
+import {
+  type ExhaustedOffering,
+  AuthorizationError,
+  InsufficientCapacityError,
+  InvalidRequestError,
+  TransientCloudError,
+  isNotFoundError,
+} from './errors';
+import { classifyAwsError, isRetryableClass, missingPermissions } from './classify';
+import { backoffDelayMs, toCloudError } from './retry';
+import { planFleet, type FleetOverride, type InstanceTypeOption, type SubnetChoice } from './overrides';
+import { launchedInstanceIds, summarizeFleetErrors } from './fleet-response';
+import { ensureLaunchTemplate, canonicalJson, type LaunchTemplateRef } from './launch-template';
+import { findByNodeClaim, getInstanceById } from './instances';
+import { type Ec2Context } from './context';
+
+export interface LaunchRequest {
+  nodeClaim: { name: string; uid: string };
+  nodePool: string;
+  nodeClass: {
+    name: string;
+    tags: Record<string, string>;
+    securityGroupIds: string[];
+    subnets: SubnetChoice[];
+    /** rendered userData (amiFamily Custom: the node class's userData verbatim) */
+    userData: string;
+    instanceProfile?: string;
+  };
+  /** the AMI for the claim's architecture, chosen from the resolved node class */
+  imageId: string;
+  /** the claim's compatible instance types with their offerings, from the plan */
+  instanceTypes: InstanceTypeOption[];
+  capacityTypes: CapacityType[];
+  /** the claim's zone requirement; undefined means any zone with a subnet */
+  zones?: string[];
+}
+
+export interface LaunchResult {
+  instance: CloudInstance;
+  /** true when the instance already existed (a retried launch) */
+  reused: boolean;
+  /** pools EC2 reported exhausted even though another pool delivered: remember them too */
+  exhaustedOfferings: ExhaustedOffering[];
+}
+
+const SPOT_STRATEGY = 'price-capacity-optimized';
+const ON_DEMAND_STRATEGY = 'lowest-price';
+
+export function instanceTags(request: Pick<LaunchRequest, 'nodeClaim' | 'nodePool' | 'nodeClass'>, clusterName: string): Record<string, string> {
+  const own = Object.fromEntries(Object.entries(request.nodeClass.tags).filter(([key]) => !isRestrictedTagKey(key)));
+  return {
+    ...own,
+    [TagKeys.cluster(clusterName)]: 'owned',
+    [TagKeys.nodePool]: request.nodePool,
+    [TagKeys.nodeClaim]: request.nodeClaim.name,
+    [TagKeys.nodeClass]: request.nodeClass.name,
+    [TagKeys.name]: request.nodeClaim.name,
+  };
+}
+
+/**
+ * 64 characters at most (EC2's limit). The request hash makes a re-planned launch (other
+ * overrides after an ICE) a new request rather than an IdempotentParameterMismatch.
+ */
+export function fleetClientToken(nodeClaimUid: string, input: Omit<CreateFleetCommandInput, 'ClientToken'>): string {
+  const digest = createHash('sha256').update(canonicalJson(input)).digest('hex').slice(0, 16);
+  return `an-${nodeClaimUid}-${digest}`.slice(0, 64);
+}
+
+const KNOWN_INSTANCE_TYPES: ReadonlySet<string> = new Set(Object.values(_InstanceType));
+
+/** The SDK types InstanceType as its closed list; a type it does not know cannot be sent. */
+export function isKnownInstanceType(name: string): name is _InstanceType {
+  return KNOWN_INSTANCE_TYPES.has(name);
+}
+
+export function buildCreateFleetInput(options: {
+  launchTemplate: LaunchTemplateRef;
+  capacityType: CapacityType;
+  overrides: FleetOverride[];
+  tags: Record<string, string>;
+  nodeClaimUid: string;
+}): CreateFleetCommandInput {
+  const tagList = Object.entries(options.tags)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([Key, Value]) => ({ Key, Value }));
+  const input: Omit<CreateFleetCommandInput, 'ClientToken'> = {
+    Type: 'instant',
+    TargetCapacitySpecification: { TotalTargetCapacity: 1, DefaultTargetCapacityType: options.capacityType },
+    // moto raises KeyError on SpotOptions without AllocationStrategy; EC2 defaults differ — always explicit.
+    ...(options.capacityType === 'spot'
+      ? { SpotOptions: { AllocationStrategy: SPOT_STRATEGY } }
+      : { OnDemandOptions: { AllocationStrategy: ON_DEMAND_STRATEGY } }),
+    LaunchTemplateConfigs: [
+      {
+        LaunchTemplateSpecification: { LaunchTemplateId: options.launchTemplate.id, Version: '$Default' },
+        Overrides: options.overrides.flatMap((o) => (isKnownInstanceType(o.instanceType) ? [{
+          InstanceType: o.instanceType,
+          SubnetId: o.subnetId,
+          AvailabilityZone: o.zone,
+          ImageId: o.imageId,
+          Priority: o.priority,
+        }] : [])),
+      },
+    ],
+    TagSpecifications: [
+      { ResourceType: 'instance', Tags: tagList },
+      { ResourceType: 'volume', Tags: tagList },
+      { ResourceType: 'fleet', Tags: tagList },
+    ],
+  };
+  return { ...input, ClientToken: fleetClientToken(options.nodeClaimUid, input) };
+}
+
+type FleetCallOutcome = { kind: 'created'; output: CreateFleetOutput } | { kind: 'found'; instance: CloudInstance };
+
+/**
+ * Sends CreateFleet with our own retry loop: between attempts it looks the NodeClaim up
+ * again, because an attempt whose response was lost may well have launched the instance.
+ */
+async function createFleetIdempotently(ctx: Ec2Context, nodeClaimName: string, input: CreateFleetCommandInput): Promise<FleetCallOutcome> {
+  const random = ctx.retry.random ?? Math.random;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return { kind: 'created', output: CreateFleetOutputSchema.parse(await ctx.ec2.send(new CreateFleetCommand(input))) };
+    } catch (error) {
+      const cls = classifyAwsError(error);
+      if (cls.kind === 'idempotency-mismatch') {
+        // Same token, other parameters: an earlier request of this claim won. Its instance is the answer.
+        const instance = await findByNodeClaim(ctx, nodeClaimName);
+        if (instance) return { kind: 'found', instance };
+        throw new InvalidRequestError('CreateFleet', cls.code, `CreateFleet for NodeClaim ${nodeClaimName}: ${cls.message}; no instance carries its tag`);
+      }
+      if (!isRetryableClass(cls) || attempt >= ctx.retry.policy.maxAttempts) throw toCloudError('CreateFleet', cls, attempt);
+      const delayMs = backoffDelayMs(ctx.retry.policy, attempt, random);
+      const event = { operation: 'CreateFleet', attempt, delayMs, errorKind: cls.kind, code: cls.code };
+      ctx.logger.warn({ ...event, nodeClaim: nodeClaimName }, `EC2 CreateFleet failed (${cls.code}); checking for the instance, then retrying`);
+      ctx.retry.onRetry?.(event);
+      await ctx.clock.sleep(delayMs);
+      const instance = await findByNodeClaim(ctx, nodeClaimName);
+      if (instance) return { kind: 'found', instance };
+    }
+  }
+}
+
+const AUTH_CODES = new Set(['UnauthorizedOperation', 'AuthFailure', 'AccessDenied', 'Blocked', 'OptInRequired']);
+
+function launchFailure(nodeClaimName: string, output: CreateFleetOutput, summary: ReturnType<typeof summarizeFleetErrors>): Error {
+  const auth = summary.other.find((e) => AUTH_CODES.has(e.code));
+  if (auth) {
+    const missing = missingPermissions('CreateFleet', auth.message);
+    return new AuthorizationError('CreateFleet', missing, auth.code, `launching NodeClaim ${nodeClaimName} denied (${auth.code}): the cluster's credentials need ${missing.join(', ')}. AWS said: ${auth.message}`);
+  }
+  if (summary.exhausted.length > 0) return new InsufficientCapacityError(summary.exhausted);
+  if (summary.other.length > 0) {
+    const codes = summary.other.map((e) => `${e.code}: ${e.message}`).join('; ');
+    return new InvalidRequestError('CreateFleet', summary.other[0]?.code ?? 'Unknown', `launching NodeClaim ${nodeClaimName} failed: ${codes}`);
+  }
+  return new TransientCloudError('CreateFleet', 'NoInstances', 1, `CreateFleet ${output.FleetId ?? ''} for NodeClaim ${nodeClaimName} returned neither instances nor errors`);
+}
+
+/** DescribeInstances is eventually consistent right after a launch: NotFound there means "not yet". */
+async function describeLaunched(ctx: Ec2Context, instanceId: string): Promise<CloudInstance> {
+  const attempts = ctx.retry.policy.maxAttempts;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await getInstanceById(ctx, instanceId);
+    } catch (error) {
+      if (!isNotFoundError(error) || error.reason !== 'absent' || attempt >= attempts) throw error;
+      await ctx.clock.sleep(backoffDelayMs(ctx.retry.policy, attempt, ctx.retry.random ?? Math.random));
+    }
+  }
+}
+
+export async function launchNodeClaim(ctx: Ec2Context, request: LaunchRequest): Promise<LaunchResult> {
+  const existing = await findByNodeClaim(ctx, request.nodeClaim.name);
+  if (existing) return { instance: existing, reused: true, exhaustedOfferings: [] };
+
+  const unknownTypes = request.instanceTypes.filter((it) => !isKnownInstanceType(it.instanceType)).map((it) => it.instanceType);
+  if (unknownTypes.length > 0) {
+    ctx.logger.warn({ nodeClaim: request.nodeClaim.name, unknownTypes }, 'dropping instance types this EC2 SDK cannot name');
+  }
+  const plan = planFleet({
+    instanceTypes: request.instanceTypes.filter((it) => isKnownInstanceType(it.instanceType)),
+    subnets: request.nodeClass.subnets,
+    capacityTypes: request.capacityTypes,
+    imageId: request.imageId,
+    ...(request.zones ? { zones: request.zones } : {}),
+  });
+  if (plan.kind === 'nothing-available') {
+    throw new InsufficientCapacityError([], `cannot launch NodeClaim ${request.nodeClaim.name}: ${plan.reason}`);
+  }
+  const launchTemplate = await ensureLaunchTemplate(ctx, {
+    nodeClassName: request.nodeClass.name,
+    imageId: request.imageId,
+    userData: request.nodeClass.userData,
+    securityGroupIds: request.nodeClass.securityGroupIds,
+    tags: Object.fromEntries(Object.entries(request.nodeClass.tags).filter(([key]) => !isRestrictedTagKey(key))),
+    ...(request.nodeClass.instanceProfile ? { instanceProfile: request.nodeClass.instanceProfile } : {}),
+  });
+  const input = buildCreateFleetInput({
+    launchTemplate,
+    capacityType: plan.capacityType,
+    overrides: plan.overrides,
+    tags: instanceTags(request, ctx.cluster.name),
+    nodeClaimUid: request.nodeClaim.uid,
+  });
+  const started = ctx.clock.now().getTime();
+  const outcome = await createFleetIdempotently(ctx, request.nodeClaim.name, input);
+  if (outcome.kind === 'found') return { instance: outcome.instance, reused: true, exhaustedOfferings: [] };
+
+  const zoneOfSubnet = new Map(request.nodeClass.subnets.map((s) => [s.id, s.zone]));
+  const summary = summarizeFleetErrors(outcome.output, { requestedCapacityType: plan.capacityType, zoneOfSubnet });
+  const launched = launchedInstanceIds(outcome.output, plan.capacityType)[0];
+  if (launched === undefined) throw launchFailure(request.nodeClaim.name, outcome.output, summary);
+
+  const described = await describeLaunched(ctx, launched.instanceId);
+  const instance: CloudInstance = { ...described, capacityType: launched.capacityType };
+  ctx.logger.info(
+    {
+      nodeClaim: request.nodeClaim.name,
+      providerId: instance.providerId,
+      instanceType: instance.instanceType,
+      capacityType: instance.capacityType,
+      overrides: plan.overrides.length,
+      exhausted: summary.exhausted.length,
+      ms: ctx.clock.now().getTime() - started,
+    },
+    'launched instance',
+  );
+  return { instance, reused: false, exhaustedOfferings: summary.exhausted };
+}

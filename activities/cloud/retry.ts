@@ -1,0 +1,110 @@
+/**
+ * The one retry layer for EC2 calls. The SDK client is built with maxAttempts 1
+ * (ec2-client.ts) and every call goes through `callEc2`, because:
+ *  - retries must be observable (logged, counted, asserted by tests);
+ *  - a launch must re-check by NodeClaim tag before resending CreateFleet: the SDK would
+ *    resend blindly, and a server that does not honour ClientToken (moto, or EC2 after its
+ *    idempotency window) would then start a second instance.
+ * Rejected: the SDK's StandardRetryStrategy with a logging wrapper — it hides the
+ * per-attempt decision and cannot interleave the lookup.
+ */
+import {
+  AuthorizationError,
+  InvalidRequestError,
+  InsufficientCapacityError,
+  NotFoundError,
+  TransientCloudError,
+  type CloudError,
+} from './errors';
+import { type AwsErrorClass, classifyAwsError, isRetryableClass, missingPermissions, assertNever } from './classify';
+import { type Clock, type CloudLogger } from './ports';
+
+export interface RetryPolicy {
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const defaultRetryPolicy: RetryPolicy = { maxAttempts: 6, baseDelayMs: 200, maxDelayMs: 10_000 };
+
+export interface RetryEvent {
+  operation: string;
+  /** the attempt that failed, from 1 */
+  attempt: number;
+  delayMs: number;
+  errorKind: AwsErrorClass['kind'];
+  code: string;
+}
+
+export interface RetryDeps {
+  policy: RetryPolicy;
+  clock: Clock;
+  logger: CloudLogger;
+  /** called before each backoff sleep; metrics and tests hook in here */
+  onRetry?: (event: RetryEvent) => void;
+  /** [0,1); injectable so unit tests get exact delays */
+  random?: () => number;
+}
+
+/** Full-jitter exponential backoff (AWS Architecture Blog, "Exponential Backoff And Jitter"). */
+export function backoffDelayMs(policy: RetryPolicy, attempt: number, random: () => number): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+  return Math.floor(random() * ceiling);
+}
+
+/**
+ * Runs `call` until it succeeds, fails permanently, or the budget is spent; failures leave
+ * as typed CloudErrors. Only throttling, 5xx, lost connections and unrecognised errors
+ * are retried.
+ */
+export async function callEc2<T>(operation: string, call: () => Promise<T>, deps: RetryDeps): Promise<T> {
+  const random = deps.random ?? Math.random;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      const cls = classifyAwsError(error);
+      if (!isRetryableClass(cls)) throw toCloudError(operation, cls, attempt);
+      if (attempt >= deps.policy.maxAttempts) throw toCloudError(operation, cls, attempt);
+      const delayMs = backoffDelayMs(deps.policy, attempt, random);
+      const event: RetryEvent = { operation, attempt, delayMs, errorKind: cls.kind, code: cls.code };
+      deps.logger.warn(event, `EC2 ${operation} failed (${cls.code}); retrying`);
+      deps.onRetry?.(event);
+      await deps.clock.sleep(delayMs);
+    }
+  }
+}
+
+export function toCloudError(operation: string, cls: AwsErrorClass, attempts: number): CloudError {
+  switch (cls.kind) {
+    case 'throttled':
+    case 'server':
+    case 'network':
+    case 'unknown':
+      return new TransientCloudError(
+        operation,
+        cls.code,
+        attempts,
+        `EC2 ${operation} still failing after ${attempts} attempt(s): ${cls.code}: ${cls.message}`,
+      );
+    case 'unauthorized': {
+      const missing = missingPermissions(operation, cls.message);
+      return new AuthorizationError(
+        operation,
+        missing,
+        cls.code,
+        `EC2 ${operation} denied (${cls.code}): the cluster's credentials need ${missing.join(', ')}. AWS said: ${cls.message}`,
+      );
+    }
+    case 'not-found':
+      return new NotFoundError(cls.code, 'absent', `EC2 ${operation}: ${cls.code}: ${cls.message}`);
+    case 'capacity':
+      // A top-level capacity error (not in CreateFleet's Errors) names no offering.
+      return new InsufficientCapacityError([], `EC2 ${operation}: ${cls.code}: ${cls.message}`);
+    case 'idempotency-mismatch':
+    case 'invalid':
+      return new InvalidRequestError(operation, cls.code, `EC2 ${operation} rejected: ${cls.code}: ${cls.message}`);
+    default:
+      return assertNever(cls);
+  }
+}

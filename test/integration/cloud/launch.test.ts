@@ -1,0 +1,141 @@
+import { startCloudHarness, aLaunchRequest, liveInstancesOf, type CloudHarness } from '../../support/cloud';
+import { isAuthorizationError, isInsufficientCapacityError } from '../../../activities/cloud';
+
+let h: CloudHarness;
+beforeAll(async () => {
+  h = await startCloudHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+beforeEach(() => {
+  h.proxy.reset();
+  h.retries.length = 0;
+});
+
+describe('launching a NodeClaim through CreateFleet', () => {
+  it('launches one tagged instance and reports where it landed', async () => {
+    const request = await aLaunchRequest(h);
+    const started = Date.now();
+    const result = await h.provider.launch(request);
+    const elapsed = Date.now() - started;
+
+    expect(result.reused).toBe(false);
+    expect(result.instance.providerId).toMatch(/^aws:\/\/\/us-east-1[abc]\/i-[0-9a-f]+$/);
+    expect(result.instance).toMatchObject({ instanceType: 'm5.large', capacityType: 'spot', imageId: h.fixtures.imageId });
+    expect(result.instance.privateDnsName).toMatch(/\.ec2\.internal$/);
+    expect(result.instance.privateIpAddresses.length).toBeGreaterThan(0);
+    expect(result.instance.tags).toMatchObject({
+      [`kubernetes.io/cluster/${h.cluster.name}`]: 'owned',
+      'karpenter.sh/nodepool': 'default',
+      'karpenter.sh/nodeclaim': request.nodeClaim.name,
+      'karpenter.k8s.aws/ec2nodeclass': 'default',
+      Name: request.nodeClaim.name,
+      team: 'autonode',
+    });
+    const fleet = h.proxy.forwardedFleetRequests[0];
+    expect(fleet?.get('SpotOptions.AllocationStrategy')).toBe('price-capacity-optimized');
+    expect(fleet?.get('ClientToken')).toContain(request.nodeClaim.uid);
+    expect(await liveInstancesOf(h, request.nodeClaim.name)).toEqual([result.instance.instanceId]);
+    process.stdout.write(`[measure] launch latency against moto: ${elapsed} ms\n`);
+  });
+
+  it('falls back from an exhausted spot pool to another pool in the same call', async () => {
+    const request = await aLaunchRequest(h, { zones: ['us-east-1a', 'us-east-1b'] });
+    h.proxy.exhaust([{ instanceType: 'm5.large', zone: 'us-east-1a', capacityType: 'spot' }]);
+
+    const result = await h.provider.launch(request);
+
+    expect(h.proxy.injected).toEqual([
+      expect.objectContaining({ kind: 'insufficient-capacity', pools: [expect.objectContaining({ instanceType: 'm5.large', zone: 'us-east-1a' })], forwarded: true }),
+    ]);
+    expect(result.instance).toMatchObject({ capacityType: 'spot' });
+    expect(`${result.instance.instanceType}/${result.instance.zone}`).not.toBe('m5.large/us-east-1a');
+    expect(result.exhaustedOfferings).toEqual([
+      { instanceType: 'm5.large', zone: 'us-east-1a', capacityType: 'spot', reason: 'InsufficientInstanceCapacity' },
+    ]);
+  });
+
+  it('reports every exhausted spot pool, and the re-planned on-demand launch succeeds', async () => {
+    const request = await aLaunchRequest(h, { zones: ['us-east-1a'] });
+    h.proxy.exhaust([
+      { instanceType: 'm5.large', zone: 'us-east-1a', capacityType: 'spot' },
+      { instanceType: 'm5.xlarge', zone: 'us-east-1a', capacityType: 'spot', errorCode: 'MaxSpotInstanceCountExceeded' },
+    ]);
+
+    const failure = await h.provider.launch(request).catch((e: unknown) => e);
+    if (!isInsufficientCapacityError(failure)) throw failure;
+    expect(failure.offerings).toEqual([
+      { instanceType: 'm5.large', zone: 'us-east-1a', capacityType: 'spot', reason: 'InsufficientInstanceCapacity' },
+      { instanceType: 'm5.xlarge', zone: 'us-east-1a', capacityType: 'spot', reason: 'MaxSpotInstanceCountExceeded' },
+    ]);
+    expect(await liveInstancesOf(h, request.nodeClaim.name)).toEqual([]);
+
+    // The caller remembers the exhausted offerings and re-plans: spot is no longer available.
+    const exhausted = new Set(failure.offerings.map((o) => `${o.instanceType}/${o.zone}/${o.capacityType}`));
+    const replanned = request.instanceTypes.map((it) => ({
+      ...it,
+      offerings: it.offerings.map((o) => ({ ...o, available: !exhausted.has(`${it.instanceType}/${o.zone}/${o.capacityType}`) })),
+    }));
+    const result = await h.provider.launch({ ...request, instanceTypes: replanned });
+    expect(result.instance).toMatchObject({ capacityType: 'on-demand', zone: 'us-east-1a', instanceType: 'm5.large' });
+    expect(h.proxy.forwardedFleetRequests.at(-1)?.get('OnDemandOptions.AllocationStrategy')).toBe('lowest-price');
+  });
+
+  it('survives a lost CreateFleet response: retried, and exactly one instance exists', async () => {
+    const request = await aLaunchRequest(h);
+    h.proxy.inject({ kind: 'drop-response', action: 'CreateFleet' });
+
+    const result = await h.provider.launch(request);
+
+    expect(h.proxy.injected).toEqual([{ kind: 'drop-response', action: 'CreateFleet' }]);
+    expect(h.retries).toEqual([expect.objectContaining({ operation: 'CreateFleet', errorKind: 'network' })]);
+    expect(result.reused).toBe(true);
+    expect(await liveInstancesOf(h, request.nodeClaim.name)).toEqual([result.instance.instanceId]);
+
+    // A later activity retry (e.g. after a worker crash) finds the same instance.
+    const again = await h.provider.launch(request);
+    expect(again.instance.instanceId).toBe(result.instance.instanceId);
+    expect(h.proxy.count('CreateFleet')).toBe(1);
+    expect(await liveInstancesOf(h, request.nodeClaim.name)).toEqual([result.instance.instanceId]);
+  });
+
+  it('absorbs throttling and 5xx without failing the launch', async () => {
+    const request = await aLaunchRequest(h);
+    h.proxy.inject({ kind: 'throttle', action: 'CreateFleet', times: 2 });
+    h.proxy.inject({ kind: 'server-error', action: 'DescribeInstances', times: 1 });
+    h.proxy.inject({ kind: 'throttle', action: 'DescribeLaunchTemplates', times: 1 });
+
+    const result = await h.provider.launch(request);
+
+    expect(h.proxy.injected.map((f) => `${f.kind}:${f.action}`).sort()).toEqual([
+      'server-error:DescribeInstances',
+      'throttle:CreateFleet',
+      'throttle:CreateFleet',
+      'throttle:DescribeLaunchTemplates',
+    ]);
+    expect(h.retries.map((r) => `${r.operation}:${r.code}`).sort()).toEqual([
+      'CreateFleet:RequestLimitExceeded',
+      'CreateFleet:RequestLimitExceeded',
+      'DescribeInstances:InternalError',
+      'DescribeLaunchTemplates:RequestLimitExceeded',
+    ]);
+    expect(await liveInstancesOf(h, request.nodeClaim.name)).toEqual([result.instance.instanceId]);
+    process.stdout.write(`[measure] retries absorbed in one launch: ${h.retries.length}\n`);
+  });
+
+  it('fails at once, naming the missing permission, when CreateFleet is not authorised', async () => {
+    const request = await aLaunchRequest(h);
+    h.proxy.inject({ kind: 'unauthorized', action: 'CreateFleet', times: 5 });
+
+    const failure = await h.provider.launch(request).catch((e: unknown) => e);
+
+    if (!isAuthorizationError(failure)) throw failure;
+    const auth = failure;
+    expect(auth.retryable).toBe(false);
+    expect(auth.missingPermissions).toEqual(['ec2:CreateFleet']);
+    expect(auth.message).toContain('ec2:CreateFleet');
+    expect(h.proxy.count('CreateFleet')).toBe(1);
+    expect(h.retries).toEqual([]);
+  });
+});
