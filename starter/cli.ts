@@ -1,5 +1,8 @@
 import { Command } from 'commander';
 import { registerDevCommand } from './commands/dev';
+import { registerCatalogCommand } from './commands/catalog';
+import { registerConvertCommand } from './commands/convert';
+import { registerValidateCommand } from './commands/validate';
 
 /** Builds the `autonode` command tree. Each command lives in starter/commands/. */
 export function buildCli(): Command {
@@ -8,6 +11,9 @@ export function buildCli(): Command {
     .showHelpAfterError()
     .configureHelp({ sortSubcommands: true });
   registerDevCommand(program);
+  registerCatalogCommand(program);
+  registerConvertCommand(program);
+  registerValidateCommand(program);
   return program;
 }
 

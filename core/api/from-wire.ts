@@ -1,0 +1,292 @@
+import { type z } from 'zod';
+import { AMI_FAMILIES, EC2NodeClassSchema, type AmiFamily, type EC2NodeClass, type EC2NodeClassV1Beta1Wire, type EC2NodeClassV1Wire } from './ec2nodeclass';
+import { AWS_GROUP, EC2_NODE_CLASS_KIND } from './groups';
+import { formatPath, toValidationIssues, type ConversionWarning, type PathSegment } from './issues';
+import { type Kubelet } from './kubelet';
+import { NodeClaimSchema, type NodeClaim, type NodeClaimV1Beta1Wire, type NodeClaimV1Wire } from './nodeclaim';
+import { DEFAULT_EXPIRE_AFTER, NodePoolSchema, type NodePool, type NodePoolV1Beta1Wire, type NodePoolV1Wire } from './nodepool';
+import { type Converted } from './result';
+import { type AmiSelectorTerm } from './selectors';
+
+// Wire (v1 or v1beta1, as written or as read back from the API server) → internal model.
+// Mapping per karpenter.md §5 "v1beta1 → v1". The same functions serve v1 input because
+// the v1 wire schema tolerates v1beta1 fields (conversion: None, see the ADR).
+
+export type WireVersion = 'v1' | 'v1beta1';
+
+/** Upstream's annotation for v1beta1 kubelet settings that have no v1 home on a NodePool. */
+export const KUBELET_COMPATIBILITY_ANNOTATION = 'compatibility.karpenter.sh/v1beta1-kubelet-conversion';
+
+/** Label domains of other Karpenter providers (seed 002 uses Azure's). */
+const FOREIGN_PROVIDER_DOMAINS = ['karpenter.azure.com', 'karpenter.k8s.azure'];
+
+interface WireNodeClassRef {
+  apiVersion?: string | undefined;
+  group?: string | undefined;
+  kind?: string | undefined;
+  name: string;
+}
+
+/** Parses `value` with the canonical schema: the last gate, so the model is never cast. */
+function finish<T>(schema: z.ZodType<T>, value: unknown, warnings: ConversionWarning[]): Converted<T> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) return { status: 'invalid', issues: toValidationIssues(parsed.error, value) };
+  return { status: 'ok', value: parsed.data, warnings };
+}
+
+function groupOf(apiVersion: string | undefined): string | undefined {
+  if (apiVersion === undefined) return undefined;
+  const slash = apiVersion.indexOf('/');
+  return slash > 0 ? apiVersion.slice(0, slash) : undefined;
+}
+
+function resolveNodeClassRef(
+  ref: WireNodeClassRef,
+  path: PathSegment[],
+  warnings: ConversionWarning[],
+): Converted<{ group: string; kind: string; name: string }> {
+  const fromApiVersion = groupOf(ref.apiVersion);
+  const group = ref.group ?? fromApiVersion ?? AWS_GROUP;
+  const kind = ref.kind ?? EC2_NODE_CLASS_KIND;
+  if (ref.group !== undefined && fromApiVersion !== undefined && ref.group !== fromApiVersion) {
+    warnings.push({
+      path: formatPath([...path, 'apiVersion']),
+      message: `ignored: group ${ref.group} disagrees with apiVersion ${String(ref.apiVersion)}; remove apiVersion (a v1beta1 field)`,
+    });
+  }
+  if (group !== AWS_GROUP || kind !== EC2_NODE_CLASS_KIND) {
+    return {
+      status: 'unsupported',
+      reason: `${formatPath(path)} refers to ${kind} (${group}), which is unsupported by this provider (AWS): refer to an ${EC2_NODE_CLASS_KIND} (${AWS_GROUP})`,
+    };
+  }
+  return { status: 'ok', value: { group, kind, name: ref.name }, warnings };
+}
+
+function withKubeletAnnotation(
+  annotations: Record<string, string> | undefined,
+  kubelet: Kubelet | undefined,
+  path: PathSegment[],
+  nodeClassName: string,
+  warnings: ConversionWarning[],
+): Record<string, string> | undefined {
+  if (kubelet === undefined) return annotations;
+  warnings.push({
+    path: formatPath(path),
+    message:
+      `kubelet settings belong to the EC2NodeClass in v1; they are kept in annotation ${KUBELET_COMPATIBILITY_ANNOTATION} ` +
+      `and applied by 'autonode convert' when EC2NodeClass ${nodeClassName} is converted with it; otherwise move them to ${nodeClassName}.spec.kubelet`,
+  });
+  return { ...annotations, [KUBELET_COMPATIBILITY_ANNOTATION]: JSON.stringify(kubelet) };
+}
+
+export function nodePoolFromWire(wire: NodePoolV1Wire | NodePoolV1Beta1Wire, source: WireVersion): Converted<NodePool> {
+  const warnings: ConversionWarning[] = [];
+  const templateSpec = wire.spec.template.spec;
+  const disruption = wire.spec.disruption;
+  const ref = resolveNodeClassRef(templateSpec.nodeClassRef, ['spec', 'template', 'spec', 'nodeClassRef'], warnings);
+  if (ref.status !== 'ok') return ref;
+
+  // v1beta1 kept expireAfter under disruption. When present it was set by the user (the
+  // v1beta1 schema does not default it), so it wins over the template's value, which may
+  // be the v1 default the API server filled in when reading a stored v1beta1 object.
+  let expireAfter = templateSpec.expireAfter ?? DEFAULT_EXPIRE_AFTER;
+  if (disruption.expireAfter !== undefined) {
+    const templateValue = templateSpec.expireAfter;
+    if (templateValue !== undefined && templateValue !== disruption.expireAfter && templateValue !== DEFAULT_EXPIRE_AFTER) {
+      warnings.push({
+        path: 'spec.template.spec.expireAfter',
+        message: `ignored (${templateValue}): spec.disruption.expireAfter (${disruption.expireAfter}) is set and takes precedence; remove spec.disruption.expireAfter to use it`,
+      });
+    } else if (source === 'v1') {
+      warnings.push({
+        path: 'spec.disruption.expireAfter',
+        message: 'is the v1beta1 location; moved to spec.template.spec.expireAfter',
+      });
+    }
+    expireAfter = disruption.expireAfter;
+  }
+
+  // v1beta1's WhenUnderutilized consolidated without waiting: v1 spells that
+  // WhenEmptyOrUnderutilized with consolidateAfter 0s (upstream conversion does the same).
+  let consolidationPolicy: 'WhenEmpty' | 'WhenEmptyOrUnderutilized';
+  let consolidateAfter = disruption.consolidateAfter ?? '0s';
+  switch (disruption.consolidationPolicy) {
+    case 'WhenUnderutilized':
+      consolidationPolicy = 'WhenEmptyOrUnderutilized';
+      if (source === 'v1') {
+        warnings.push({ path: 'spec.disruption.consolidationPolicy', message: 'WhenUnderutilized is the v1beta1 name; use WhenEmptyOrUnderutilized' });
+      } else if (consolidateAfter !== '0s') {
+        warnings.push({
+          path: 'spec.disruption.consolidateAfter',
+          message: `ignored (${consolidateAfter}): v1beta1 consolidated underutilized nodes without waiting, so consolidateAfter is 0s`,
+        });
+        consolidateAfter = '0s';
+      }
+      break;
+    case 'WhenEmpty':
+    case 'WhenEmptyOrUnderutilized':
+      consolidationPolicy = disruption.consolidationPolicy;
+      break;
+  }
+
+  templateSpec.requirements.forEach((requirement, index) => {
+    const domain = requirement.key.split('/')[0] ?? '';
+    if (FOREIGN_PROVIDER_DOMAINS.some((foreign) => domain.endsWith(foreign))) {
+      warnings.push({
+        path: `spec.template.spec.requirements[${index}].key`,
+        message: `${requirement.key} is another provider's label: no EC2 instance type carries it, so this requirement matches no instance type unless its operator is NotIn or DoesNotExist`,
+      });
+    }
+  });
+
+  const nodeClassName = ref.value.name;
+  const metadata = wire.spec.template.metadata;
+  const annotations = withKubeletAnnotation(
+    wire.metadata.annotations,
+    templateSpec.kubelet,
+    ['spec', 'template', 'spec', 'kubelet'],
+    nodeClassName,
+    warnings,
+  );
+  return finish(
+    NodePoolSchema,
+    {
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodePool',
+      metadata: { ...wire.metadata, annotations },
+      spec: {
+        template: {
+          metadata,
+          spec: {
+            taints: templateSpec.taints,
+            startupTaints: templateSpec.startupTaints,
+            requirements: templateSpec.requirements,
+            nodeClassRef: ref.value,
+            terminationGracePeriod: templateSpec.terminationGracePeriod,
+            expireAfter,
+          },
+        },
+        disruption: { consolidationPolicy, consolidateAfter, budgets: disruption.budgets },
+        limits: wire.spec.limits,
+        weight: wire.spec.weight,
+      },
+      status: wire.status,
+    },
+    warnings,
+  );
+}
+
+export function nodeClaimFromWire(wire: NodeClaimV1Wire | NodeClaimV1Beta1Wire, source: WireVersion): Converted<NodeClaim> {
+  const warnings: ConversionWarning[] = [];
+  const ref = resolveNodeClassRef(wire.spec.nodeClassRef, ['spec', 'nodeClassRef'], warnings);
+  if (ref.status !== 'ok') return ref;
+  if (source === 'v1beta1' && wire.spec.expireAfter === undefined) {
+    warnings.push({
+      path: 'spec.expireAfter',
+      message: `v1beta1 NodeClaims expired per their NodePool; set to the default ${DEFAULT_EXPIRE_AFTER}`,
+    });
+  }
+  const annotations = withKubeletAnnotation(wire.metadata.annotations, wire.spec.kubelet, ['spec', 'kubelet'], ref.value.name, warnings);
+  return finish(
+    NodeClaimSchema,
+    {
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodeClaim',
+      metadata: { ...wire.metadata, annotations },
+      spec: {
+        taints: wire.spec.taints,
+        startupTaints: wire.spec.startupTaints,
+        requirements: wire.spec.requirements,
+        resources: wire.spec.resources,
+        nodeClassRef: ref.value,
+        terminationGracePeriod: wire.spec.terminationGracePeriod,
+        expireAfter: wire.spec.expireAfter ?? DEFAULT_EXPIRE_AFTER,
+      },
+      status: wire.status,
+    },
+    warnings,
+  );
+}
+
+const ALIAS_FAMILY: Record<Exclude<AmiFamily, 'Custom'>, string> = {
+  AL2: 'al2',
+  AL2023: 'al2023',
+  Bottlerocket: 'bottlerocket',
+  Windows2019: 'windows2019',
+  Windows2022: 'windows2022',
+  Windows2025: 'windows2025',
+};
+
+/** The AMI family a node class resolves to: explicit, or implied by its alias. */
+export function resolvedAmiFamily(nodeClass: EC2NodeClass): AmiFamily | undefined {
+  if (nodeClass.spec.amiFamily !== undefined) return nodeClass.spec.amiFamily;
+  const alias = nodeClass.spec.amiSelectorTerms.find((t) => t.alias !== undefined)?.alias;
+  const family = alias?.slice(0, alias.indexOf('@'));
+  return AMI_FAMILIES.find((f) => f !== 'Custom' && ALIAS_FAMILY[f] === family);
+}
+
+/**
+ * AMI terms for a class: its own, or — v1beta1 allowed a bare amiFamily — the family's
+ * `@latest` alias, as upstream's v1 migration does.
+ */
+export function amiTermsFor(options: {
+  family: AmiFamily | undefined;
+  terms: AmiSelectorTerm[] | undefined;
+  /** Where the input keeps these, for messages: v1alpha5 calls the terms amiSelector. */
+  familyPath: string;
+  termsPath: string;
+  warnings: ConversionWarning[];
+}): Converted<AmiSelectorTerm[]> {
+  const { family, terms, familyPath, termsPath, warnings } = options;
+  if (terms !== undefined && terms.length > 0) return { status: 'ok', value: terms, warnings };
+  const effective = family ?? 'AL2';
+  if (family === undefined) warnings.push({ path: familyPath, message: 'not set: defaults to AL2' });
+  if (effective === 'Custom') {
+    return {
+      status: 'invalid',
+      issues: [
+        {
+          path: termsPath,
+          value: undefined,
+          message: 'amiFamily Custom needs amiSelectorTerms naming the AMI',
+          fix: 'add amiSelectorTerms: [{id: ami-…}] (on HyperShift, enabling AutoNode fills in the release AMI)',
+        },
+      ],
+    };
+  }
+  const alias = `${ALIAS_FAMILY[effective]}@latest`;
+  warnings.push({ path: termsPath, message: `not set: uses alias ${alias}, which follows every new AMI release` });
+  return { status: 'ok', value: [{ alias }], warnings };
+}
+
+export function ec2NodeClassFromWire(wire: EC2NodeClassV1Wire | EC2NodeClassV1Beta1Wire): Converted<EC2NodeClass> {
+  const warnings: ConversionWarning[] = [];
+  const spec = wire.spec;
+  const terms = amiTermsFor({
+    family: spec.amiFamily,
+    terms: spec.amiSelectorTerms,
+    familyPath: 'spec.amiFamily',
+    termsPath: 'spec.amiSelectorTerms',
+    warnings,
+  });
+  if (terms.status !== 'ok') return terms;
+  const alias = terms.value.find((t) => t.alias !== undefined)?.alias;
+  if (alias !== undefined && spec.amiFamily !== undefined && spec.amiFamily !== 'Custom') {
+    const aliasFamily = alias.slice(0, alias.indexOf('@'));
+    if (ALIAS_FAMILY[spec.amiFamily] !== aliasFamily) {
+      return {
+        status: 'invalid',
+        issues: [
+          {
+            path: 'spec.amiFamily',
+            value: spec.amiFamily,
+            message: `does not match the alias ${alias}`,
+            fix: `remove amiFamily (the alias implies it) or set it to Custom to use your own userData`,
+          },
+        ],
+      };
+    }
+  }
+  return finish(EC2NodeClassSchema, { ...wire, apiVersion: 'karpenter.k8s.aws/v1', spec: { ...spec, amiSelectorTerms: terms.value } }, warnings);
+}
