@@ -1,0 +1,151 @@
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { z } from 'zod';
+import { type Condition } from '../../core/api';
+import { setCondition, type ConditionUpdate } from '../../core/lifecycle';
+import { type KubeClients } from './clients';
+import { isNotFound } from './errors';
+
+const group = 'karpenter.sh';
+const version = 'v1';
+const plural = 'nodeclaims';
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+const requirementSchema = z.object({
+  key: z.string(),
+  operator: z.string(),
+  values: z.array(z.string()).optional(),
+  minValues: z.number().int().optional(),
+});
+const taintSchema = z.object({ key: z.string(), value: z.string().optional(), effect: z.string() });
+const conditionSchema = z.object({
+  type: z.string(),
+  status: z.enum(['True', 'False', 'Unknown']),
+  reason: z.string().optional(),
+  message: z.string().optional(),
+  lastTransitionTime: z.string().optional(),
+  observedGeneration: z.number().int().optional(),
+});
+
+/**
+ * A NodeClaim as the API server returns it, read leniently: the CRD schema already
+ * validated the spec, and fields this code does not use must not make it fail.
+ */
+export const StoredNodeClaimSchema = z.object({
+  metadata: z.object({
+    name: z.string(),
+    uid: z.string(),
+    resourceVersion: z.string(),
+    generation: z.number().int().optional(),
+    creationTimestamp: z.string().optional(),
+    deletionTimestamp: z.string().optional(),
+    finalizers: z.array(z.string()).optional(),
+    labels: z.record(z.string(), z.string()).optional(),
+    annotations: z.record(z.string(), z.string()).optional(),
+  }),
+  spec: z.object({
+    requirements: z.array(requirementSchema).default([]),
+    taints: z.array(taintSchema).optional(),
+    startupTaints: z.array(taintSchema).optional(),
+    nodeClassRef: z.object({ name: z.string(), group: z.string().optional(), kind: z.string().optional() }),
+    expireAfter: z.string().optional(),
+    terminationGracePeriod: z.string().optional(),
+    resources: z.object({ requests: z.record(z.string(), z.union([z.string(), z.number()])).optional() }).optional(),
+  }),
+  status: z
+    .object({
+      nodeName: z.string().optional(),
+      providerID: z.string().optional(),
+      imageID: z.string().optional(),
+      capacity: z.record(z.string(), z.string()).optional(),
+      allocatable: z.record(z.string(), z.string()).optional(),
+      conditions: z.array(conditionSchema).optional(),
+    })
+    .optional(),
+});
+export type StoredNodeClaim = z.infer<typeof StoredNodeClaimSchema>;
+
+export interface NodeClaimStatusPatch {
+  providerID?: string;
+  imageID?: string;
+  nodeName?: string;
+  capacity?: Record<string, string>;
+  allocatable?: Record<string, string>;
+  conditions?: ConditionUpdate[];
+}
+
+/** NodeClaim custom objects in one guest cluster: read, finalizers, annotations, status, delete. */
+export class NodeClaimStore {
+  constructor(private readonly kube: KubeClients) {}
+
+  async get(name: string): Promise<StoredNodeClaim | undefined> {
+    try {
+      return StoredNodeClaimSchema.parse(await this.kube.customObjects.getClusterCustomObject({ group, version, plural, name }));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async list(): Promise<StoredNodeClaim[]> {
+    const list = z.object({ items: z.array(z.unknown()) }).parse(await this.kube.customObjects.listClusterCustomObject({ group, version, plural }));
+    return list.items.map((item) => StoredNodeClaimSchema.parse(item));
+  }
+
+  /** Merge patch guarded by resourceVersion: a concurrent writer makes this fail (409) and be retried. */
+  private async patch(claim: StoredNodeClaim, body: object): Promise<StoredNodeClaim> {
+    const patched = await this.kube.customObjects.patchClusterCustomObject(
+      { group, version, plural, name: claim.metadata.name, body: { metadata: { resourceVersion: claim.metadata.resourceVersion }, ...body } },
+      mergePatch,
+    );
+    return StoredNodeClaimSchema.parse(patched);
+  }
+
+  async ensureFinalizer(claim: StoredNodeClaim, finalizer: string): Promise<StoredNodeClaim> {
+    const finalizers = claim.metadata.finalizers ?? [];
+    if (finalizers.includes(finalizer)) return claim;
+    return this.patch(claim, { metadata: { resourceVersion: claim.metadata.resourceVersion, finalizers: [...finalizers, finalizer] } });
+  }
+
+  async removeFinalizer(claim: StoredNodeClaim, finalizer: string): Promise<void> {
+    const finalizers = claim.metadata.finalizers ?? [];
+    if (!finalizers.includes(finalizer)) return;
+    try {
+      await this.patch(claim, { metadata: { resourceVersion: claim.metadata.resourceVersion, finalizers: finalizers.filter((f) => f !== finalizer) } });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  async annotate(claim: StoredNodeClaim, annotations: Record<string, string>): Promise<StoredNodeClaim> {
+    const current = claim.metadata.annotations ?? {};
+    if (Object.entries(annotations).every(([k, v]) => current[k] === v)) return claim;
+    return this.patch(claim, { metadata: { resourceVersion: claim.metadata.resourceVersion, annotations } });
+  }
+
+  async patchLabels(claim: StoredNodeClaim, labels: Record<string, string>): Promise<StoredNodeClaim> {
+    const current = claim.metadata.labels ?? {};
+    if (Object.entries(labels).every(([k, v]) => current[k] === v)) return claim;
+    return this.patch(claim, { metadata: { resourceVersion: claim.metadata.resourceVersion, labels } });
+  }
+
+  /** Status through the status subresource; conditions merged one by one (see setCondition). */
+  async patchStatus(claim: StoredNodeClaim, patch: NodeClaimStatusPatch, nowIso: string): Promise<StoredNodeClaim> {
+    let conditions: Condition[] = claim.status?.conditions ?? [];
+    for (const update of patch.conditions ?? []) conditions = setCondition(conditions, update, nowIso, claim.metadata.generation);
+    const { conditions: _ignored, ...fields } = patch;
+    const status = { ...fields, ...(patch.conditions ? { conditions } : {}) };
+    const patched = await this.kube.customObjects.patchClusterCustomObjectStatus(
+      { group, version, plural, name: claim.metadata.name, body: { metadata: { resourceVersion: claim.metadata.resourceVersion }, status } },
+      mergePatch,
+    );
+    return StoredNodeClaimSchema.parse(patched);
+  }
+
+  async delete(name: string): Promise<void> {
+    try {
+      await this.kube.customObjects.deleteClusterCustomObject({ group, version, plural, name });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}

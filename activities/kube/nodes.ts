@@ -1,0 +1,136 @@
+import { type V1Node, type V1Taint } from '@kubernetes/client-node';
+import { TERMINATION_FINALIZER } from '../../core/lifecycle';
+import { type KubeClients } from './clients';
+import { isNotFound } from './errors';
+import { type StoredNodeClaim } from './nodeclaims';
+
+export const UNREGISTERED_TAINT_KEY = 'karpenter.sh/unregistered';
+export const DISRUPTED_TAINT: V1Taint = { key: 'karpenter.sh/disrupted', effect: 'NoSchedule' };
+export const REGISTERED_LABEL = 'karpenter.sh/registered';
+export const INITIALIZED_LABEL = 'karpenter.sh/initialized';
+export const NODEPOOL_LABEL = 'karpenter.sh/nodepool';
+
+/** Taints the kubelet or cloud controllers set while a node comes up (Karpenter's list). */
+const EPHEMERAL_TAINT_KEYS = [
+  'node.kubernetes.io/not-ready',
+  'node.kubernetes.io/unreachable',
+  'node.kubernetes.io/network-unavailable',
+  'node.cloudprovider.kubernetes.io/uninitialized',
+];
+const STANDARD_RESOURCES = new Set(['cpu', 'memory', 'pods', 'ephemeral-storage']);
+
+const sameTaint = (a: V1Taint, b: { key: string; effect: string }) => a.key === b.key && a.effect === b.effect;
+
+export interface NodeView {
+  name: string;
+  providerID?: string;
+  ready: boolean;
+  deleting: boolean;
+  taints: V1Taint[];
+  labels: Record<string, string>;
+  capacity: Record<string, string>;
+  allocatable: Record<string, string>;
+}
+
+function view(node: V1Node): NodeView {
+  return {
+    name: node.metadata?.name ?? '',
+    ...(node.spec?.providerID ? { providerID: node.spec.providerID } : {}),
+    ready: node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+    deleting: node.metadata?.deletionTimestamp !== undefined,
+    taints: node.spec?.taints ?? [],
+    labels: node.metadata?.labels ?? {},
+    capacity: node.status?.capacity ?? {},
+    allocatable: node.status?.allocatable ?? {},
+  };
+}
+
+export class NodeStore {
+  constructor(private readonly kube: KubeClients) {}
+
+  async get(name: string): Promise<NodeView | undefined> {
+    try {
+      return view(await this.kube.core.readNode({ name }));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** The Node whose providerID is this instance's (the kubelet chose the name). */
+  async findByProviderId(providerID: string): Promise<NodeView | undefined> {
+    const nodes = await this.kube.core.listNode();
+    const node = nodes.items.find((n) => n.spec?.providerID === providerID);
+    return node ? view(node) : undefined;
+  }
+
+  /**
+   * Registration: the Node takes the claim's labels, taints and startup taints (once —
+   * a startup taint removed later by its daemon must stay removed), loses the
+   * unregistered taint, and gains our finalizer and an owner reference to the claim.
+   * Read-modify-write with the resourceVersion: a conflict fails and is retried.
+   */
+  async syncRegistered(claim: StoredNodeClaim, nodeName: string): Promise<NodeView> {
+    const node = await this.kube.core.readNode({ name: nodeName });
+    const metadata = node.metadata ?? {};
+    const firstSync = metadata.labels?.[REGISTERED_LABEL] !== 'true';
+    let taints = (node.spec?.taints ?? []).filter((t) => t.key !== UNREGISTERED_TAINT_KEY);
+    if (firstSync) {
+      for (const t of [...(claim.spec.taints ?? []), ...(claim.spec.startupTaints ?? [])]) {
+        if (!taints.some((existing) => sameTaint(existing, t))) taints = [...taints, { key: t.key, effect: t.effect, ...(t.value ? { value: t.value } : {}) }];
+      }
+    }
+    const owner = { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: claim.metadata.name, uid: claim.metadata.uid, blockOwnerDeletion: true };
+    const updated: V1Node = {
+      ...node,
+      metadata: {
+        ...metadata,
+        labels: { ...metadata.labels, ...(claim.metadata.labels ?? {}), [REGISTERED_LABEL]: 'true' },
+        finalizers: [...new Set([...(metadata.finalizers ?? []), TERMINATION_FINALIZER])],
+        ownerReferences: [...(metadata.ownerReferences ?? []).filter((o) => o.uid !== claim.metadata.uid), owner],
+      },
+      spec: { ...node.spec, taints },
+    };
+    return view(await this.kube.core.replaceNode({ name: nodeName, body: updated }));
+  }
+
+  /** Why the node is not initialized yet, or undefined when it is. */
+  initializationBlocker(claim: StoredNodeClaim, node: NodeView): string | undefined {
+    if (!node.ready) return 'node is not Ready';
+    const startup = (claim.spec.startupTaints ?? []).filter((t) => node.taints.some((n) => sameTaint(n, t)));
+    if (startup.length > 0) return `startup taints still present: ${startup.map((t) => `${t.key}:${t.effect}`).join(', ')}`;
+    const ephemeral = node.taints.filter((t) => EPHEMERAL_TAINT_KEYS.includes(t.key));
+    if (ephemeral.length > 0) return `ephemeral taints still present: ${ephemeral.map((t) => t.key).join(', ')}`;
+    const requested = Object.keys(claim.spec.resources?.requests ?? {}).filter((r) => !STANDARD_RESOURCES.has(r));
+    const missing = requested.filter((r) => !node.allocatable[r] || node.allocatable[r] === '0');
+    if (missing.length > 0) return `requested extended resources not allocatable yet: ${missing.join(', ')}`;
+    return undefined;
+  }
+
+  async label(name: string, labels: Record<string, string>): Promise<void> {
+    const node = await this.kube.core.readNode({ name });
+    if (Object.entries(labels).every(([k, v]) => node.metadata?.labels?.[k] === v)) return;
+    await this.kube.core.replaceNode({ name, body: { ...node, metadata: { ...node.metadata, labels: { ...node.metadata?.labels, ...labels } } } });
+  }
+
+  async ensureTaint(name: string, taint: V1Taint): Promise<void> {
+    const node = await this.kube.core.readNode({ name });
+    const taints = node.spec?.taints ?? [];
+    if (taints.some((t) => sameTaint(t, taint))) return;
+    await this.kube.core.replaceNode({ name, body: { ...node, spec: { ...node.spec, taints: [...taints, taint] } } });
+  }
+
+  /** Removes our finalizer and deletes the Node; a Node already gone is success. */
+  async deleteNode(name: string): Promise<void> {
+    try {
+      const node = await this.kube.core.readNode({ name });
+      const finalizers = node.metadata?.finalizers ?? [];
+      if (finalizers.includes(TERMINATION_FINALIZER)) {
+        await this.kube.core.replaceNode({ name, body: { ...node, metadata: { ...node.metadata, finalizers: finalizers.filter((f) => f !== TERMINATION_FINALIZER) } } });
+      }
+      await this.kube.core.deleteNode({ name });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}

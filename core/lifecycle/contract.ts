@@ -1,0 +1,118 @@
+import { z } from 'zod';
+
+/**
+ * The contract between the nodeclaim workflow, its activities and whoever starts or
+ * signals it. Plain JSON only: it is workflow input, payloads and history. No credential
+ * ever appears here — a ClusterRef names where activities find them.
+ */
+export const ClusterRefSchema = z.object({
+  /** infra ID: the `kubernetes.io/cluster/<name>` tag and the workflow-id prefix */
+  name: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'a DNS-1123 name'),
+  region: z.string().min(1),
+  /** Secret in the management cluster holding the guest kubeconfig (production) */
+  kubeconfigSecret: z.object({ namespace: z.string(), name: z.string(), key: z.string().default('kubeconfig') }).optional(),
+  /** resolved by the cloud credentials provider, e.g. a role ARN; never a secret itself */
+  credentialsRef: z.string().optional(),
+});
+export type ClusterRef = z.infer<typeof ClusterRefSchema>;
+
+export const LifecycleTimeoutsSchema = z.object({
+  launch: z.string().default('5m'),
+  registration: z.string().default('15m'),
+  /** how often a waiting workflow re-reads the world without being signalled */
+  resync: z.string().default('15s'),
+  /** steady-state re-check (drift of the objects, missed deletions) */
+  steadyResync: z.string().default('5m'),
+});
+export type LifecycleTimeouts = z.infer<typeof LifecycleTimeoutsSchema>;
+
+export const CsrPolicySchema = z.object({
+  bootstrapperUsernames: z.array(z.string()).default(['system:serviceaccount:openshift-machine-config-operator:node-bootstrapper']),
+  bootstrapperGroups: z.array(z.string()).default([]),
+});
+export type CsrPolicyConfig = z.infer<typeof CsrPolicySchema>;
+
+export const LaunchedInstanceSchema = z.object({
+  providerId: z.string(),
+  instanceId: z.string(),
+  instanceType: z.string(),
+  zone: z.string(),
+  capacityType: z.enum(['spot', 'on-demand']),
+  imageId: z.string(),
+  privateDnsName: z.string(),
+  privateIpAddresses: z.array(z.string()),
+  launchTime: z.string(),
+});
+export type LaunchedInstance = z.infer<typeof LaunchedInstanceSchema>;
+
+export const PHASES = ['Pending', 'Launching', 'Launched', 'Registered', 'Initialized', 'Draining', 'Terminating', 'Terminated'] as const;
+export type Phase = (typeof PHASES)[number];
+
+/** Why a node's life ends: carried into Events, the status query and the result. */
+export type EndReason =
+  | { kind: 'deleted'; by: 'nodeclaim' | 'node' }
+  | { kind: 'disrupted'; reason: string }
+  | { kind: 'expired' }
+  | { kind: 'launchTimeout' }
+  | { kind: 'registrationTimeout' }
+  | { kind: 'insufficientCapacity'; offerings: { instanceType: string; zone: string; capacityType: string }[] }
+  | { kind: 'instanceGone' };
+
+export function describeEnd(end: EndReason): string {
+  switch (end.kind) {
+    case 'deleted':
+      return `the ${end.by === 'node' ? 'Node' : 'NodeClaim'} was deleted`;
+    case 'disrupted':
+      return `disrupted: ${end.reason}`;
+    case 'expired':
+      return 'expireAfter elapsed';
+    case 'launchTimeout':
+      return 'the instance was not launched within the launch timeout';
+    case 'registrationTimeout':
+      return 'the node did not register within the registration timeout';
+    case 'insufficientCapacity':
+      return `insufficient capacity for ${end.offerings.map((o) => `${o.instanceType}/${o.zone}/${o.capacityType}`).join(', ') || 'every offering'}`;
+    case 'instanceGone':
+      return 'the instance no longer exists';
+  }
+}
+
+export const NodeClaimWorkflowInputSchema = z.object({
+  cluster: ClusterRefSchema,
+  nodeClaim: z.object({ name: z.string(), uid: z.string() }),
+  timeouts: LifecycleTimeoutsSchema.default(LifecycleTimeoutsSchema.parse({})),
+  csrPolicy: CsrPolicySchema.default(CsrPolicySchema.parse({})),
+});
+export type NodeClaimWorkflowInput = z.input<typeof NodeClaimWorkflowInputSchema>;
+export type NodeClaimWorkflowConfig = z.output<typeof NodeClaimWorkflowInputSchema>;
+
+/** What the `status` query answers. */
+export interface NodeClaimStatusView {
+  phase: Phase;
+  nodeClaim: string;
+  instance?: LaunchedInstance;
+  nodeName?: string;
+  timings: Partial<Record<Phase, string>>;
+  lastError?: string;
+  ending?: EndReason;
+}
+
+/** The workflow's result: how this node's life ended. */
+export interface NodeClaimResult {
+  nodeClaim: string;
+  end: EndReason;
+  instance?: LaunchedInstance;
+}
+
+export const nodeClaimWorkflowId = (cluster: string, name: string) => `autonode/${cluster}/nodeclaim/${name}`;
+
+/** Signals carry names only, never objects: the workflow re-reads what it needs. */
+export const signalNames = {
+  nodeClaimChanged: 'nodeClaimChanged',
+  nodeChanged: 'nodeChanged',
+  csrCreated: 'csrCreated',
+} as const;
+
+/** Annotation holding the node name the instance will register as (its private DNS name). */
+export const EXPECTED_NODE_NAME_ANNOTATION = 'autonode.io/node-name';
+export const TERMINATION_FINALIZER = 'karpenter.sh/termination';

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+
+/**
+ * The worker's configuration, read once from the environment at start-up and validated:
+ * a bad value stops the process with a message naming the variable.
+ */
+export const WorkerConfigSchema = z.object({
+  TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  /** development: one guest kubeconfig for every cluster */
+  AUTONODE_GUEST_KUBECONFIG: z.string().optional(),
+  /** production: the management cluster's kubeconfig (in-cluster when unset) */
+  AUTONODE_MANAGEMENT_KUBECONFIG: z.string().optional(),
+  /** moto or another EC2-compatible endpoint; unset means AWS */
+  AWS_ENDPOINT_URL_EC2: z.string().url().optional(),
+  AUTONODE_CLOUD_RPS: z.coerce.number().positive().default(20),
+});
+export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;
+
+export function parseWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
+  const parsed = WorkerConfigSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`invalid worker configuration: ${problems}`);
+  }
+  return parsed.data;
+}

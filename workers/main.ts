@@ -1,0 +1,52 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { createEc2ClientFactory, endpointPolicyFromEnv, type ClusterCredentialsProvider } from '../activities/cloud';
+import { managementSecretResolver, staticClusterResolver, type ClusterResolver } from '../activities/cluster';
+import { kubeClientsFromConfig } from '../activities/kube/clients';
+import { parseWorkerConfig, type WorkerConfig } from './config';
+import { connectWorker } from './temporal-connection';
+import { createAutonodeWorkers, runWorkers } from './workers';
+
+/**
+ * Credentials come from the SDK's default chain (the worker's own role, IRSA, env) and
+ * never from a workflow payload. Per-cluster role assumption plugs in here.
+ */
+const defaultCredentials: ClusterCredentialsProvider = () => {
+  const accessKeyId = process.env.AWS_ACCESS_KEY_ID;
+  const secretAccessKey = process.env.AWS_SECRET_ACCESS_KEY;
+  if (!accessKeyId || !secretAccessKey) throw new Error('no AWS credentials: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (moto accepts any)');
+  return { accessKeyId, secretAccessKey };
+};
+
+export function clusterResolverFromConfig(config: WorkerConfig, credentialsFor: ClusterCredentialsProvider = defaultCredentials): ClusterResolver {
+  const ec2ClientFor = createEc2ClientFactory({
+    ...(config.AWS_ENDPOINT_URL_EC2 ? { endpoint: config.AWS_ENDPOINT_URL_EC2 } : {}),
+    credentialsFor,
+    endpointPolicy: endpointPolicyFromEnv(process.env),
+  });
+  if (config.AUTONODE_GUEST_KUBECONFIG) return staticClusterResolver({ guestKubeconfigPath: config.AUTONODE_GUEST_KUBECONFIG, ec2ClientFor });
+  const kc = new KubeConfig();
+  if (config.AUTONODE_MANAGEMENT_KUBECONFIG) kc.loadFromFile(config.AUTONODE_MANAGEMENT_KUBECONFIG);
+  else kc.loadFromCluster();
+  return managementSecretResolver({ management: kubeClientsFromConfig(kc), ec2ClientFor });
+}
+
+export async function main(): Promise<void> {
+  const config = parseWorkerConfig(process.env);
+  const connection = await connectWorker({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE });
+  const workers = await createAutonodeWorkers({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    resolve: clusterResolverFromConfig(config),
+    workflows: { workflowsPath: require.resolve('../workflows') },
+    cloudActivitiesPerSecond: config.AUTONODE_CLOUD_RPS,
+  });
+  await runWorkers(workers);
+  await connection.close();
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`autonode worker: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

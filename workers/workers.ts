@@ -1,0 +1,50 @@
+import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { type ClusterResolver } from '../activities/cluster';
+import { createNodeCsrReviewer } from '../activities/nodeclaim/csr-review';
+import { createNodeClaimActivities } from '../activities/nodeclaim/activities';
+import { taskQueues } from './temporal-connection';
+
+export interface AutonodeWorkersOptions {
+  connection: NativeConnection;
+  namespace: string;
+  resolve: ClusterResolver;
+  /** a pre-built bundle (production, tests) or the source path (development) */
+  workflows: { workflowBundle: { codePath: string } } | { workflowsPath: string };
+  /** EC2 calls per second from this worker (the cloud queue's rate limit) */
+  cloudActivitiesPerSecond?: number;
+}
+
+/**
+ * The composition root: every activity is built here from its ports, once, and the
+ * workers poll the task queues of ARCHITECTURE.md. `autonode-control` runs workflows and
+ * Kubernetes activities; `autonode-cloud` runs EC2 activities, rate-limited.
+ */
+export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Promise<Worker[]> {
+  const activities = createNodeClaimActivities({ resolve: options.resolve, reviewNodeCsrs: createNodeCsrReviewer(options.resolve) });
+  const common: Pick<WorkerOptions, 'connection' | 'namespace'> = { connection: options.connection, namespace: options.namespace };
+  const control = await Worker.create({
+    ...common,
+    taskQueue: taskQueues.control,
+    ...options.workflows,
+    activities,
+    // Ctrl-C / SIGTERM: give running activities a moment, then stop.
+    shutdownGraceTime: '10 seconds',
+  });
+  const cloud = await Worker.create({
+    ...common,
+    taskQueue: taskQueues.cloud,
+    activities,
+    maxActivitiesPerSecond: options.cloudActivitiesPerSecond ?? 20,
+    shutdownGraceTime: '10 seconds',
+  });
+  return [control, cloud];
+}
+
+/** Runs the workers until one fails or all are shut down; shuts the others down on failure. */
+export async function runWorkers(workers: Worker[]): Promise<void> {
+  try {
+    await Promise.all(workers.map((w) => w.run()));
+  } finally {
+    for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+  }
+}
