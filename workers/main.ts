@@ -3,7 +3,7 @@ import { createEc2ClientFactory, endpointPolicyFromEnv, type ClusterCredentialsP
 import { managementSecretResolver, staticClusterResolver, type ClusterResolver } from '../activities/cluster';
 import { kubeClientsFromConfig } from '../activities/kube/clients';
 import { parseWorkerConfig, type WorkerConfig } from './config';
-import { connectWorker } from './temporal-connection';
+import { connectClient, connectWorker } from './temporal-connection';
 import { createAutonodeWorkers, runWorkers } from './workers';
 
 /**
@@ -32,15 +32,19 @@ export function clusterResolverFromConfig(config: WorkerConfig, credentialsFor: 
 
 export async function main(): Promise<void> {
   const config = parseWorkerConfig(process.env);
-  const connection = await connectWorker({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE });
+  const temporal = { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE };
+  const connection = await connectWorker(temporal);
+  const client = await connectClient(temporal);
   const workers = await createAutonodeWorkers({
     connection,
+    client,
     namespace: config.TEMPORAL_NAMESPACE,
     resolve: clusterResolverFromConfig(config),
     workflows: { workflowsPath: require.resolve('../workflows') },
     cloudActivitiesPerSecond: config.AUTONODE_CLOUD_RPS,
   });
   await runWorkers(workers);
+  await client.connection.close();
   await connection.close();
 }
 

@@ -8,13 +8,6 @@ export const TemporalConfigSchema = z.object({
 });
 export type TemporalConfig = z.infer<typeof TemporalConfigSchema>;
 
-/** Task queues of ARCHITECTURE.md "Activities and task queues". */
-export const taskQueues = {
-  control: 'autonode-control',
-  cloud: 'autonode-cloud',
-  packing: 'autonode-packing',
-} as const;
-
 /** A Temporal client (for starters, tests and the CLI). Close `client.connection` when done. */
 export async function connectClient(config: TemporalConfig): Promise<Client> {
   const connection = await Connection.connect({ address: config.address });

@@ -2,7 +2,9 @@ import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/w
 import { type ClusterResolver } from '../activities/cluster';
 import { createNodeCsrReviewer } from '../activities/nodeclaim/csr-review';
 import { createNodeClaimActivities } from '../activities/nodeclaim/activities';
-import { taskQueues } from './temporal-connection';
+import { createWatchActivities } from '../activities/watch/activity';
+import { defaultTaskQueues, type NodeClaimWorkflowInput, type TaskQueues } from '../core/lifecycle';
+import { type Client } from '@temporalio/client';
 
 export interface AutonodeWorkersOptions {
   connection: NativeConnection;
@@ -10,6 +12,12 @@ export interface AutonodeWorkersOptions {
   resolve: ClusterResolver;
   /** a pre-built bundle (production, tests) or the source path (development) */
   workflows: { workflowBundle: { codePath: string } } | { workflowsPath: string };
+  /** the watcher starts and signals workflows through this client */
+  client: Client;
+  /** lifecycle settings for nodeclaim workflows the watcher starts */
+  nodeClaimDefaults?: Pick<NodeClaimWorkflowInput, 'timeouts' | 'csrPolicy'>;
+  /** task queues to poll (default autonode-control / autonode-cloud) */
+  taskQueues?: TaskQueues;
   /** EC2 calls per second from this worker (the cloud queue's rate limit) */
   cloudActivitiesPerSecond?: number;
 }
@@ -20,11 +28,19 @@ export interface AutonodeWorkersOptions {
  * Kubernetes activities; `autonode-cloud` runs EC2 activities, rate-limited.
  */
 export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Promise<Worker[]> {
-  const activities = createNodeClaimActivities({ resolve: options.resolve, reviewNodeCsrs: createNodeCsrReviewer(options.resolve) });
+  const activities = {
+    ...createNodeClaimActivities({ resolve: options.resolve, reviewNodeCsrs: createNodeCsrReviewer(options.resolve) }),
+    ...createWatchActivities({
+      resolve: options.resolve,
+      temporal: options.client,
+      ...(options.nodeClaimDefaults ? { nodeClaimDefaults: options.nodeClaimDefaults } : {}),
+    }),
+  };
+  const queues = options.taskQueues ?? defaultTaskQueues;
   const common: Pick<WorkerOptions, 'connection' | 'namespace'> = { connection: options.connection, namespace: options.namespace };
   const control = await Worker.create({
     ...common,
-    taskQueue: taskQueues.control,
+    taskQueue: queues.control,
     ...options.workflows,
     activities,
     // Ctrl-C / SIGTERM: give running activities a moment, then stop.
@@ -32,7 +48,7 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
   });
   const cloud = await Worker.create({
     ...common,
-    taskQueue: taskQueues.cloud,
+    taskQueue: queues.cloud,
     activities,
     maxActivitiesPerSecond: options.cloudActivitiesPerSecond ?? 20,
     shutdownGraceTime: '10 seconds',

@@ -1,3 +1,4 @@
 // Entry point of autonode's workflow bundle: every workflow the workers register is
 // exported from here.
 export { nodeClaimWorkflow } from './nodeclaim';
+export { watchWorkflow } from './watch';

@@ -29,19 +29,23 @@ import {
   type NodeClaimStatusView,
   type NodeClaimWorkflowInput,
   type Phase,
+  type TaskQueues,
 } from '../core/lifecycle';
 import { AutoNodeCluster, AutoNodePhase, AutoNodePool, CapacityType, InstanceType, Zone } from './search-attributes';
 
 // Kubernetes calls: quick, retried with backoff until they succeed (the API server may be
-// briefly away; the work is idempotent).
-const kube = proxyActivities<NodeClaimActivities>({
-  taskQueue: 'autonode-control',
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['NodeClaimGone', 'Invalid'] },
-});
-// EC2 calls go to their own, rate-limited task queue.
+// briefly away; the work is idempotent). EC2 calls go to their own, rate-limited queue.
+const kubeRetry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['NodeClaimGone', 'Invalid'] };
 const cloudRetry = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', nonRetryableErrorTypes: ['InsufficientCapacity', 'Authorization', 'NodeClaimGone', 'Invalid', 'InvalidRequest'] };
-const cloud = proxyActivities<NodeClaimActivities>({ taskQueue: 'autonode-cloud', startToCloseTimeout: '2 minutes', retry: cloudRetry });
+
+function activitiesFor(queues: TaskQueues, launchTimeout: string) {
+  return {
+    kube: proxyActivities<NodeClaimActivities>({ taskQueue: queues.control, startToCloseTimeout: '1 minute', retry: kubeRetry }),
+    cloud: proxyActivities<NodeClaimActivities>({ taskQueue: queues.cloud, startToCloseTimeout: '2 minutes', retry: cloudRetry }),
+    // the launch as a whole may take at most the launch timeout, retries included
+    launch: proxyActivities<NodeClaimActivities>({ taskQueue: queues.cloud, startToCloseTimeout: '2 minutes', scheduleToCloseTimeout: launchTimeout, retry: cloudRetry }),
+  };
+}
 
 export const statusQuery = defineQuery<NodeClaimStatusView>('status');
 export const disruptUpdate = defineUpdate<{ accepted: true; phase: Phase }, [{ reason: string }]>('disrupt');
@@ -69,6 +73,7 @@ export interface NodeClaimResumeState {
 export async function nodeClaimWorkflow(rawInput: NodeClaimWorkflowInput, resume?: NodeClaimResumeState): Promise<NodeClaimResult> {
   const input = NodeClaimWorkflowInputSchema.parse(rawInput);
   const { cluster } = input;
+  const { kube, cloud, launch } = activitiesFor(input.taskQueues, input.timeouts.launch);
   const name = input.nodeClaim.name;
   const resyncMs = durationToMs(input.timeouts.resync) ?? 15_000;
   const steadyResyncMs = durationToMs(input.timeouts.steadyResync) ?? 300_000;
@@ -153,14 +158,8 @@ export async function nodeClaimWorkflow(rawInput: NodeClaimWorkflowInput, resume
 
     if (!ending && (state.phase === 'Pending' || state.phase === 'Launching')) {
       setPhase('Launching');
-      const launchTimeout = input.timeouts.launch;
       try {
-        state.instance = await proxyActivities<NodeClaimActivities>({
-          taskQueue: 'autonode-cloud',
-          startToCloseTimeout: '2 minutes',
-          scheduleToCloseTimeout: launchTimeout,
-          retry: cloudRetry,
-        }).launchInstance(cluster, name);
+        state.instance = await launch.launchInstance(cluster, name);
       } catch (err) {
         const end = launchFailure(err);
         if (!end) throw err;

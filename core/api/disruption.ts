@@ -97,6 +97,7 @@ export const disruptionV1Beta1WireSchema = z
       {
         message: 'consolidateAfter must be specified with consolidationPolicy=WhenEmpty',
         rule: "!has(self.consolidationPolicy) || self.consolidationPolicy != 'WhenEmpty' || has(self.consolidateAfter)",
+        fieldPath: '.consolidateAfter',
       },
     ],
   })

@@ -88,7 +88,12 @@ const tagsSchema = z
     ],
   });
 
-const NOT_BOTH_ROLE_AND_PROFILE = { message: 'must specify at most one of role or instanceProfile', rule: '!(has(self.role) && has(self.instanceProfile))' };
+/** fieldPath: the API server blames instanceProfile, as refineSpec does, not the whole spec. */
+const NOT_BOTH_ROLE_AND_PROFILE = {
+  message: 'must specify at most one of role or instanceProfile',
+  rule: '!(has(self.role) && has(self.instanceProfile))',
+  fieldPath: '.instanceProfile',
+};
 
 const amiSelectorTermsSchema = selectorTermsSchema(amiSelectorTermSchema, 'amiSelectorTerms');
 

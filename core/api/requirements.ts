@@ -7,7 +7,40 @@ import { labelKeySchema } from './primitives';
 export const REQUIREMENT_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte'] as const;
 export type RequirementOperator = (typeof REQUIREMENT_OPERATORS)[number];
 
-const NON_NEGATIVE_INTEGER = /^[0-9]+$/;
+/** One RE2/ECMAScript pattern for both checks, so `autonode validate` and the API server agree. */
+const NON_NEGATIVE_INTEGER = '^[0-9]+$';
+const nonNegativeInteger = new RegExp(NON_NEGATIVE_INTEGER);
+
+/**
+ * Karpenter's requirement rules (karpenter.md §1.1), extended to Gte/Lte. Upstream puts
+ * them on the list (`self.all(x, …)`), so the API server can only blame
+ * `requirements`; on each item, with a fieldPath, it names `requirements[1].values` — the
+ * same path `autonode validate` reports.
+ */
+const REQUIREMENT_CEL_RULES = [
+  {
+    message: "requirements with operator 'In' must have a value defined",
+    rule: "self.operator != 'In' || (has(self.values) && self.values.size() != 0)",
+    fieldPath: '.values',
+  },
+  {
+    message: "requirements with operator 'Gt', 'Lt', 'Gte' or 'Lte' must have a single non-negative integer value",
+    rule:
+      "!(self.operator in ['Gt', 'Lt', 'Gte', 'Lte']) || " +
+      `(has(self.values) && self.values.size() == 1 && self.values[0].matches('${NON_NEGATIVE_INTEGER}'))`,
+    fieldPath: '.values',
+  },
+  {
+    message: "requirements with operator 'Exists' or 'DoesNotExist' must not have values",
+    rule: "!(self.operator in ['Exists', 'DoesNotExist']) || !has(self.values) || self.values.size() == 0",
+    fieldPath: '.values',
+  },
+  {
+    message: "requirements with 'minValues' must have at least that many values specified in the 'values' field",
+    rule: "!(self.operator == 'In' && has(self.minValues)) || (has(self.values) && self.values.size() >= self.minValues)",
+    fieldPath: '.minValues',
+  },
+];
 
 /** Checks every key against the restricted domains, as the CRD's CEL rules do. */
 const restrictedKeySchema = labelKeySchema
@@ -19,7 +52,7 @@ const restrictedKeySchema = labelKeySchema
 
 /**
  * A NodeSelectorRequirement with Karpenter's `minValues`. The per-operator rules are
- * checked here in TypeScript and, for the API server, by the CEL rules on the list.
+ * checked here in TypeScript and, for the API server, by REQUIREMENT_CEL_RULES.
  */
 export const requirementSchema = z
   .strictObject({
@@ -66,7 +99,7 @@ export const requirementSchema = z
       case 'Gte':
       case 'Lte': {
         const [only] = values;
-        if (values.length !== 1 || only === undefined || !NON_NEGATIVE_INTEGER.test(only)) {
+        if (values.length !== 1 || only === undefined || !nonNegativeInteger.test(only)) {
           reportIssue(ctx, {
             path: ['values'],
             message: `operator ${req.operator} needs exactly one non-negative integer value`,
@@ -78,33 +111,8 @@ export const requirementSchema = z
       default:
         return assertNever(req.operator);
     }
-  });
+  })
+  .meta({ 'x-kubernetes-validations': REQUIREMENT_CEL_RULES });
 export type Requirement = z.output<typeof requirementSchema>;
 
-
-/** CEL rules Karpenter puts on requirement lists, extended to Gte/Lte. */
-export const REQUIREMENTS_CEL_RULES = [
-  {
-    message: "requirements with operator 'In' must have a value defined",
-    rule: "self.all(x, x.operator == 'In' ? (has(x.values) && x.values.size() != 0) : true)",
-  },
-  {
-    message: "requirements operator 'Gt', 'Lt', 'Gte' or 'Lte' must have a single positive integer value",
-    rule:
-      "self.all(x, (x.operator == 'Gt' || x.operator == 'Lt' || x.operator == 'Gte' || x.operator == 'Lte') ? " +
-      "(has(x.values) && x.values.size() == 1 && x.values[0].matches('^[0-9]+$')) : true)",
-  },
-  {
-    message: "requirements with operator 'Exists' or 'DoesNotExist' must not have values",
-    rule: "self.all(x, (x.operator == 'Exists' || x.operator == 'DoesNotExist') ? (!has(x.values) || x.values.size() == 0) : true)",
-  },
-  {
-    message: "requirements with 'minValues' must have at least that many values specified in the 'values' field",
-    rule: "self.all(x, (x.operator == 'In' && has(x.minValues)) ? (has(x.values) && x.values.size() >= x.minValues) : true)",
-  },
-];
-
-export const requirementsSchema = z
-  .array(requirementSchema)
-  .max(100)
-  .meta({ 'x-kubernetes-validations': REQUIREMENTS_CEL_RULES });
+export const requirementsSchema = z.array(requirementSchema).max(100);

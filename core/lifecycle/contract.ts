@@ -77,8 +77,21 @@ export function describeEnd(end: EndReason): string {
   }
 }
 
+/**
+ * Task queues a deployment's workers poll (ARCHITECTURE.md). Overridable so two
+ * deployments, or parallel test suites, can share one Temporal namespace without taking
+ * each other's tasks.
+ */
+export const TaskQueuesSchema = z.object({
+  control: z.string().min(1).default('autonode-control'),
+  cloud: z.string().min(1).default('autonode-cloud'),
+});
+export type TaskQueues = z.output<typeof TaskQueuesSchema>;
+export const defaultTaskQueues: TaskQueues = TaskQueuesSchema.parse({});
+
 export const NodeClaimWorkflowInputSchema = z.object({
   cluster: ClusterRefSchema,
+  taskQueues: TaskQueuesSchema.default(defaultTaskQueues),
   nodeClaim: z.object({ name: z.string(), uid: z.string() }),
   timeouts: LifecycleTimeoutsSchema.default(LifecycleTimeoutsSchema.parse({})),
   csrPolicy: CsrPolicySchema.default(CsrPolicySchema.parse({})),

@@ -1,7 +1,7 @@
-import { ApiextensionsV1Api, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, KubeConfig, loadYaml, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+import { isConflict } from '../../activities/kube/errors';
 
 const CRD_DIR = join(__dirname, '..', '..', 'k8s', 'crds');
 
@@ -15,10 +15,13 @@ export async function installCrds(kubeconfigPath: string): Promise<void> {
   const extensions = kc.makeApiClient(ApiextensionsV1Api);
   const names: string[] = [];
   for (const file of readdirSync(CRD_DIR).filter((f) => f.endsWith('.yaml')).sort()) {
-    const body: V1CustomResourceDefinition = parse(readFileSync(join(CRD_DIR, file), 'utf8'));
+    // loadYaml maps the YAML into client-node's object model; a plain YAML parse would be
+    // re-serialised without `default` and `x-kubernetes-*` keys (client-node renames them).
+    const body = loadYaml<V1CustomResourceDefinition>(readFileSync(join(CRD_DIR, file), 'utf8'));
     const name = body.metadata?.name ?? '';
     names.push(name);
-    await extensions.createCustomResourceDefinition({ body }).catch(async () => {
+    await extensions.createCustomResourceDefinition({ body }).catch(async (err: unknown) => {
+      if (!isConflict(err)) throw err;
       const existing = await extensions.readCustomResourceDefinition({ name });
       await extensions.replaceCustomResourceDefinition({ name, body: { ...body, metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion } } });
     });

@@ -77,3 +77,20 @@ it('carries Karpenter defaults and CEL rules into the NodePool v1 schema', () =>
   expect(text).toContain("rule: self.all(x, has(x.schedule) == has(x.duration))");
   expect(text).toContain('label "kubernetes.io/hostname" is restricted');
 });
+
+it.each(['karpenter.sh_nodepools.yaml', 'karpenter.sh_nodeclaims.yaml'])(
+  '%s checks each requirement with Karpenter CEL rules that name the element, not the list',
+  (fileName) => {
+    for (const version of versionsOf(fileName)) {
+      const schema = isNode(version['schema']) ? version['schema']['openAPIV3Schema'] : undefined;
+      if (!isNode(schema)) throw new Error('no schema');
+      const items = [...walk(schema, '')].find(([path]) => path.endsWith('.requirements[]'))?.[1];
+      const rules = Array.isArray(items?.['x-kubernetes-validations']) ? items['x-kubernetes-validations'].filter(isNode) : [];
+      expect(rules.map((r) => r['fieldPath'])).toEqual(['.values', '.values', '.values', '.minValues']);
+      const integerRule = rules.find((r) => String(r['rule']).includes('matches'));
+      expect(String(integerRule?.['rule'])).toBe(
+        "!(self.operator in ['Gt', 'Lt', 'Gte', 'Lte']) || (has(self.values) && self.values.size() == 1 && self.values[0].matches('^[0-9]+$'))",
+      );
+    }
+  },
+);

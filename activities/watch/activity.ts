@@ -1,0 +1,158 @@
+import { Context } from '@temporalio/activity';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { z } from 'zod';
+import { nodeNameFromUsername } from '../../core/nodes/csr';
+import {
+  nodeClaimWorkflowId,
+  type ClusterRef,
+  type NodeClaimWorkflowInput,
+  type TaskQueues,
+} from '../../core/lifecycle';
+import { type ClusterResolver } from '../cluster';
+import { parseCsr, csrState } from '../kube/csr';
+import { listWatch } from '../kube/list-watch';
+import { ClusterEventRouter, type WatchAction, type WatchEventType } from './router';
+
+export interface WatchActivityDeps {
+  resolve: ClusterResolver;
+  temporal: Client;
+  /** lifecycle settings for the workflows this watcher starts */
+  nodeClaimDefaults?: Pick<NodeClaimWorkflowInput, 'timeouts' | 'csrPolicy'>;
+  heartbeatMs?: number;
+  stallMs?: number;
+}
+
+const MetaSchema = z.object({
+  name: z.string(),
+  uid: z.string().optional(),
+  deletionTimestamp: z.unknown().optional(),
+  annotations: z.record(z.string(), z.string()).optional().nullable(),
+});
+const NodeClaimEventSchema = z.object({ metadata: MetaSchema, status: z.object({ providerID: z.string().optional() }).passthrough().optional() });
+const NodeEventSchema = z.object({
+  metadata: MetaSchema,
+  spec: z.object({ providerID: z.string().optional(), taints: z.array(z.object({ key: z.string(), effect: z.string() })).optional().nullable() }).optional(),
+  status: z.object({ conditions: z.array(z.object({ type: z.string(), status: z.string() })).optional().nullable() }).optional(),
+});
+
+/**
+ * The cluster watcher: lists then watches NodeClaims, Nodes and CSRs in one guest cluster
+ * and turns transitions into workflow starts and id-only signals. Runs until cancelled;
+ * heartbeats its progress so a dead worker is noticed and the activity restarted.
+ */
+export function createWatchActivities(deps: WatchActivityDeps) {
+  return {
+    async watchCluster(cluster: ClusterRef, taskQueues: TaskQueues): Promise<void> {
+      const ctx = Context.current();
+      const { guest } = await deps.resolve(cluster);
+      const router = new ClusterEventRouter();
+      const progress: Record<string, string> = {};
+      const abort = new AbortController();
+      ctx.cancellationSignal.addEventListener('abort', () => abort.abort(), { once: true });
+      const beat = setInterval(() => ctx.heartbeat({ resourceVersions: progress }), deps.heartbeatMs ?? 5_000);
+      const log = (line: string) => ctx.log.warn(`watch ${cluster.name}: ${line}`);
+
+      const act = async (actions: WatchAction[]) => {
+        for (const action of actions) {
+          const workflowId = nodeClaimWorkflowId(cluster.name, action.nodeClaim);
+          if (action.kind === 'start') {
+            const input: NodeClaimWorkflowInput = { cluster, taskQueues, nodeClaim: { name: action.nodeClaim, uid: action.uid }, ...deps.nodeClaimDefaults };
+            await deps.temporal.workflow.start('nodeClaimWorkflow', {
+              taskQueue: taskQueues.control,
+              workflowId,
+              workflowIdConflictPolicy: 'USE_EXISTING',
+              args: [input],
+            });
+            continue;
+          }
+          try {
+            const handle = deps.temporal.workflow.getHandle(workflowId);
+            if (action.signal === 'csrCreated') await handle.signal(action.signal, action.arg);
+            else await handle.signal(action.signal);
+          } catch (err) {
+            // The claim's life already ended: nothing to tell.
+            if (!(err instanceof WorkflowNotFoundError)) throw err;
+          }
+        }
+      };
+      const eventType = (t: string): WatchEventType => (t === 'DELETED' ? 'DELETED' : t === 'MODIFIED' ? 'MODIFIED' : 'ADDED');
+
+      try {
+        await Promise.all([
+          listWatch({
+            kube: guest,
+            path: '/apis/karpenter.sh/v1/nodeclaims',
+            list: () => guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' }),
+            signal: abort.signal,
+            ...(deps.stallMs ? { stallMs: deps.stallMs } : {}),
+            log,
+            onProgress: (rv) => (progress.nodeclaims = rv),
+            onRelist: (names) => act(router.reconcileClaims(names)),
+            onEvent: async ({ type, object }) => {
+              const claim = NodeClaimEventSchema.parse(object);
+              await act(
+                router.onNodeClaim(eventType(type), {
+                  name: claim.metadata.name,
+                  uid: claim.metadata.uid ?? '',
+                  deleting: claim.metadata.deletionTimestamp !== undefined && claim.metadata.deletionTimestamp !== null,
+                  ...(claim.status?.providerID ? { providerID: claim.status.providerID } : {}),
+                  ...(claim.metadata.annotations ? { annotations: claim.metadata.annotations } : {}),
+                }),
+              );
+            },
+          }),
+          listWatch({
+            kube: guest,
+            path: '/api/v1/nodes',
+            list: () => guest.core.listNode(),
+            signal: abort.signal,
+            ...(deps.stallMs ? { stallMs: deps.stallMs } : {}),
+            log,
+            onProgress: (rv) => (progress.nodes = rv),
+            onEvent: async ({ type, object }) => {
+              const node = NodeEventSchema.parse(object);
+              await act(
+                router.onNode(eventType(type), {
+                  name: node.metadata.name,
+                  ...(node.spec?.providerID ? { providerID: node.spec.providerID } : {}),
+                  deleting: node.metadata.deletionTimestamp !== undefined && node.metadata.deletionTimestamp !== null,
+                  ready: node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+                  taints: (node.spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`),
+                }),
+              );
+            },
+          }),
+          listWatch({
+            kube: guest,
+            path: '/apis/certificates.k8s.io/v1/certificatesigningrequests',
+            list: () => guest.certificates.listCertificateSigningRequest(),
+            signal: abort.signal,
+            ...(deps.stallMs ? { stallMs: deps.stallMs } : {}),
+            log,
+            onProgress: (rv) => (progress.csrs = rv),
+            onEvent: async ({ type, object }) => {
+              let nodeName: string | undefined;
+              let name: string | undefined;
+              let pending = false;
+              try {
+                const csr = parseCsr(object);
+                name = csr.name;
+                nodeName = nodeNameFromUsername(csr.subject.commonName ?? '');
+                pending = csrState(object).phase === 'pending';
+              } catch {
+                return; // not a decodable certificate request: not ours to route
+              }
+              await act(router.onCsr(eventType(type), { name, nodeName, pending }));
+            },
+          }),
+        ]);
+      } finally {
+        clearInterval(beat);
+        abort.abort();
+      }
+      ctx.cancellationSignal.throwIfAborted();
+    },
+  };
+}
+
+export type WatchActivities = ReturnType<typeof createWatchActivities>;

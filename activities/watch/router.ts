@@ -1,0 +1,100 @@
+import { EXPECTED_NODE_NAME_ANNOTATION, signalNames } from '../../core/lifecycle';
+
+/** What the watcher does in answer to a change in the guest cluster. */
+export type WatchAction =
+  | { kind: 'start'; nodeClaim: string; uid: string }
+  | { kind: 'signal'; nodeClaim: string; signal: typeof signalNames.nodeClaimChanged | typeof signalNames.nodeChanged }
+  | { kind: 'signal'; nodeClaim: string; signal: typeof signalNames.csrCreated; arg: string };
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface NodeClaimFacts {
+  name: string;
+  uid: string;
+  deleting: boolean;
+  providerID?: string;
+  annotations?: Record<string, string>;
+}
+
+export interface NodeFacts {
+  name: string;
+  providerID?: string;
+  deleting: boolean;
+  ready: boolean;
+  taints: string[];
+}
+
+interface ClaimEntry {
+  uid: string;
+  deleting: boolean;
+  providerID?: string;
+  expectedNodeName?: string;
+}
+
+const nodeSummary = (n: NodeFacts) => JSON.stringify([n.deleting, n.ready, [...n.taints].sort()]);
+
+/**
+ * Routes watch events to the nodeclaim workflows, by name only, and only on transitions
+ * (ARCHITECTURE.md: signals carry ids, never objects). Keeps just enough state to know
+ * which claim a Node or CSR belongs to: providerID and expected node name per claim.
+ * Pure: the watcher activity feeds it events and carries out the actions.
+ */
+export class ClusterEventRouter {
+  private readonly claims = new Map<string, ClaimEntry>();
+  private readonly byProviderId = new Map<string, string>();
+  private readonly byNodeName = new Map<string, string>();
+  private readonly nodes = new Map<string, string>();
+
+  onNodeClaim(type: WatchEventType, claim: NodeClaimFacts): WatchAction[] {
+    const previous = this.claims.get(claim.name);
+    if (type === 'DELETED') {
+      this.forget(claim.name);
+      return previous ? [{ kind: 'signal', nodeClaim: claim.name, signal: signalNames.nodeClaimChanged }] : [];
+    }
+    const entry: ClaimEntry = { uid: claim.uid, deleting: claim.deleting };
+    if (claim.providerID) entry.providerID = claim.providerID;
+    const expected = claim.annotations?.[EXPECTED_NODE_NAME_ANNOTATION];
+    if (expected) entry.expectedNodeName = expected;
+    this.forget(claim.name);
+    this.claims.set(claim.name, entry);
+    if (entry.providerID) this.byProviderId.set(entry.providerID, claim.name);
+    if (entry.expectedNodeName) this.byNodeName.set(entry.expectedNodeName, claim.name);
+
+    // A claim first seen by this watcher (or recreated under the same name) gets its
+    // workflow; starting is idempotent (USE_EXISTING), so a restarted watcher is harmless.
+    if (!previous || previous.uid !== claim.uid) return [{ kind: 'start', nodeClaim: claim.name, uid: claim.uid }];
+    if (!previous.deleting && claim.deleting) return [{ kind: 'signal', nodeClaim: claim.name, signal: signalNames.nodeClaimChanged }];
+    return [];
+  }
+
+  onNode(type: WatchEventType, node: NodeFacts): WatchAction[] {
+    const owner = (node.providerID ? this.byProviderId.get(node.providerID) : undefined) ?? this.byNodeName.get(node.name);
+    const before = this.nodes.get(node.name);
+    if (type === 'DELETED') this.nodes.delete(node.name);
+    else this.nodes.set(node.name, nodeSummary(node));
+    if (!owner) return [];
+    const changed = type === 'DELETED' || before !== nodeSummary(node);
+    return changed ? [{ kind: 'signal', nodeClaim: owner, signal: signalNames.nodeChanged }] : [];
+  }
+
+  /** `nodeName` is the CN's node (`system:node:<name>`) decoded from the request. */
+  onCsr(type: WatchEventType, csr: { name: string; nodeName: string | undefined; pending: boolean }): WatchAction[] {
+    if (type === 'DELETED' || !csr.pending || !csr.nodeName) return [];
+    const owner = this.byNodeName.get(csr.nodeName);
+    return owner ? [{ kind: 'signal', nodeClaim: owner, signal: signalNames.csrCreated, arg: csr.name }] : [];
+  }
+
+  /** After a relist: claims absent from the fresh list were deleted while we were away. */
+  reconcileClaims(present: ReadonlySet<string>): WatchAction[] {
+    const gone = [...this.claims.keys()].filter((name) => !present.has(name)).sort();
+    return gone.flatMap((name) => this.onNodeClaim('DELETED', { name, uid: '', deleting: true }));
+  }
+
+  private forget(name: string): void {
+    const entry = this.claims.get(name);
+    if (!entry) return;
+    if (entry.providerID) this.byProviderId.delete(entry.providerID);
+    if (entry.expectedNodeName) this.byNodeName.delete(entry.expectedNodeName);
+    this.claims.delete(name);
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Submitting a CSR and waiting for its certificate, as the kubelet's certificate manager
+ * does (with whatever identity the CertificatesV1Api was built from).
+ */
+import { type CertificatesV1Api } from '@kubernetes/client-node';
+import { csrState } from '../../activities/kube/csr-parse';
+
+export interface CsrSubmission {
+  signerName: string;
+  requestPem: string;
+  usages: string[];
+}
+
+/** The CSR was denied or the signer failed it: a real kubelet would start over. */
+export class CsrRejectedError extends Error {
+  readonly kind = 'CsrRejected' as const;
+  constructor(
+    readonly csrName: string,
+    readonly phase: 'denied' | 'failed',
+    readonly reason: string,
+    readonly detail: string,
+  ) {
+    super(`CSR ${csrName} ${phase}: ${reason}: ${detail}`);
+  }
+  override get name(): string {
+    return 'CsrRejectedError';
+  }
+}
+
+export async function submitCsr(certificates: CertificatesV1Api, submission: CsrSubmission): Promise<string> {
+  const created = await certificates.createCertificateSigningRequest({
+    body: {
+      // generateName, like the kubelet: a CSR is one attempt, never reused
+      metadata: { generateName: 'csr-' },
+      spec: {
+        request: Buffer.from(submission.requestPem, 'utf8').toString('base64'),
+        signerName: submission.signerName,
+        usages: submission.usages,
+      },
+    },
+  });
+  const name = created.metadata?.name;
+  if (!name) throw new Error('the API server created a CSR without a name');
+  return name;
+}
+
+export interface WaitOptions {
+  signal?: AbortSignal;
+  pollMs?: number;
+}
+
+/** Polls until the CSR carries a certificate; throws CsrRejectedError when it never will. */
+export async function waitForCertificate(certificates: CertificatesV1Api, name: string, options: WaitOptions = {}): Promise<string> {
+  const pollMs = options.pollMs ?? 200;
+  for (;;) {
+    options.signal?.throwIfAborted();
+    const csr = await certificates.readCertificateSigningRequest({ name });
+    const state = csrState(csr);
+    switch (state.phase) {
+      case 'denied':
+      case 'failed':
+        throw new CsrRejectedError(name, state.phase, state.reason, state.message);
+      case 'approved':
+        if (state.issued && csr.status?.certificate) return Buffer.from(csr.status.certificate, 'base64').toString('utf8');
+        break;
+      case 'pending':
+        break;
+    }
+    await sleep(pollMs, options.signal);
+  }
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,7 @@
+export * from './identity';
+export * from './kubelet';
+export * from './fleet';
+export * from './node-object';
+export * from './resources';
+export { CsrRejectedError, submitCsr, waitForCertificate } from './csr-requests';
+export { createCsrPem, generateKubeletKey, type CsrSubject, type KubeletKey } from './pki';

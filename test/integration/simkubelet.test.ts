@@ -1,0 +1,326 @@
+import { type CoreV1Event, type V1CertificateSigningRequest } from '@kubernetes/client-node';
+import { randomInt } from 'node:crypto';
+import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activities/kube/clients';
+import { createCsrActivities, csrState, parseCsr, type CsrActivities } from '../../activities/kube/csr';
+import { createEventRecorder, EVENT_SOURCE_COMPONENT } from '../../activities/kube/events';
+import { apiStatus } from '../../activities/kube/errors';
+import { defaultCsrPolicy, nodeNameFromUsername, type CsrCheck, type ExpectedNode } from '../../core/nodes/csr-policy';
+import {
+  FOREIGN_IP,
+  SimulatedKubelet,
+  SimulatedKubeletFleet,
+  catalogNodeShapes,
+  type FleetEvent,
+  UNREGISTERED_TAINT,
+  clusterAccessOf,
+  ensureBootstrapIdentity,
+  ensureServiceAccountIdentity,
+  nodeObjectOf,
+  type ForgedCsrKind,
+  type ServiceAccountIdentity,
+  type SimulatedInstance,
+} from '../../starter/simkubelet';
+import { loadStackInfo } from '../support/stack';
+import { aLaunchRequest, startCloudHarness } from '../support/cloud';
+
+const isForbidden = (err: unknown) => apiStatus(err) === 403;
+
+async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+/** A launched instance with a private address no other test uses. */
+function anInstance(overrides: Partial<SimulatedInstance> = {}): SimulatedInstance {
+  const [b, c] = [randomInt(1, 250), randomInt(1, 250)];
+  return {
+    instanceId: `i-${randomInt(0, 2 ** 40).toString(16).padStart(17, '0')}`,
+    zone: 'us-east-1a',
+    privateDnsName: `ip-10-${b}-${c}-7.ec2.internal`,
+    privateIp: `10.${b}.${c}.7`,
+    instanceType: 'm5.large',
+    capacity: { cpu: '2', memory: '7577Mi', pods: '29', 'ephemeral-storage': '20Gi' },
+    allocatable: { cpu: '1930m', memory: '6903Mi', pods: '29', 'ephemeral-storage': '17Gi' },
+    ...overrides,
+  };
+}
+
+/**
+ * The smallest approver that exercises reviewNodeCsr the way autonode's workflow will: for
+ * each pending CSR, find our node by the CN (`system:node:<name>`), else by the requester,
+ * and let the policy decide. CSRs about nodes it does not know are left alone.
+ */
+class TestApprover {
+  private readonly nodes = new Map<string, { instance: SimulatedInstance; launchedAt: number }>();
+  private timer: NodeJS.Timeout | undefined;
+  private busy = false;
+
+  constructor(
+    private readonly admin: KubeClients,
+    private readonly csrs: CsrActivities,
+  ) {}
+
+  expect(instance: SimulatedInstance, launchedAt: number): void {
+    this.nodes.set(instance.privateDnsName, { instance, launchedAt });
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.tick(), 150);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private async tick(): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      const list = await this.admin.certificates.listCertificateSigningRequest();
+      for (const obj of list.items) await this.consider(obj);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async consider(obj: V1CertificateSigningRequest): Promise<void> {
+    if (csrState(obj).phase !== 'pending') return;
+    const csr = parseCsr(obj);
+    const byCn = csr.subject.commonName === undefined ? undefined : nodeNameFromUsername(csr.subject.commonName);
+    const byRequester = nodeNameFromUsername(csr.username);
+    const known = (byCn && this.nodes.get(byCn)) || (byRequester && this.nodes.get(byRequester));
+    if (!known) return;
+    await this.csrs.reviewNodeCsr({ csrName: csr.name, node: await this.expectedNode(known.instance, known.launchedAt), policy: defaultCsrPolicy });
+  }
+
+  private async expectedNode(instance: SimulatedInstance, launchedAt: number): Promise<ExpectedNode> {
+    const nodes = await this.admin.core.listNode({ fieldSelector: `metadata.name=${instance.privateDnsName}` });
+    return {
+      nodeName: instance.privateDnsName,
+      instanceId: instance.instanceId,
+      nodeClaimName: `claim-${instance.instanceId}`,
+      dnsNames: [instance.privateDnsName],
+      ipAddresses: [instance.privateIp],
+      launchedAt,
+      registered: nodes.items.length > 0,
+    };
+  }
+}
+
+async function karpenterEventsFor(admin: KubeClients, objectName: string): Promise<CoreV1Event[]> {
+  const events = await admin.core.listEventForAllNamespaces({ fieldSelector: `source=${EVENT_SOURCE_COMPONENT}` });
+  return events.items.filter((e) => e.involvedObject.name === objectName);
+}
+
+describe('simulated kubelet against the real guest control plane', () => {
+  let admin: KubeClients;
+  let bootstrap: ServiceAccountIdentity;
+  let forger: ServiceAccountIdentity;
+  let csrs: CsrActivities;
+  let approver: TestApprover;
+  const createdNodes: string[] = [];
+
+  beforeAll(async () => {
+    admin = kubeClientsFromKubeconfigFile(loadStackInfo().guest.kubeconfigPath);
+    bootstrap = await ensureBootstrapIdentity(admin);
+    forger = await ensureServiceAccountIdentity(admin, { namespace: 'default', name: 'csr-forger', clusterRole: 'system:node-bootstrapper' });
+    csrs = createCsrActivities({ guest: admin, recordEvent: createEventRecorder(admin.core) });
+    approver = new TestApprover(admin, csrs);
+    approver.start();
+  });
+
+  afterAll(async () => {
+    approver.stop();
+    await Promise.allSettled(createdNodes.map((name) => admin.core.deleteNode({ name })));
+  });
+
+  function aKubelet(instance: SimulatedInstance): SimulatedKubelet {
+    // EC2 launch times are whole seconds; the CSR comes after, as on a real machine.
+    approver.expect(instance, Math.floor(Date.now() / 1000) * 1000);
+    createdNodes.push(instance.privateDnsName);
+    return new SimulatedKubelet({ instance, guest: clusterAccessOf(admin.config), bootstrap: bootstrap.kubeConfig, forger: forger.kubeConfig });
+  }
+
+  it('bootstraps with real identities: client CSR approved and signed, Node registered as itself, serving CSR approved, kwok makes it Ready', async () => {
+    const instance = anInstance();
+    const kubelet = aKubelet(instance);
+    const run = await kubelet.run();
+
+    const clientCsr = await admin.certificates.readCertificateSigningRequest({ name: run.clientCsrName });
+    expect(clientCsr.spec.username).toBe(bootstrap.username);
+    expect(clientCsr.spec.signerName).toBe('kubernetes.io/kube-apiserver-client-kubelet');
+    expect(csrState(clientCsr)).toEqual({ phase: 'approved', issued: true, reason: 'AutoNodeApproved', message: expect.stringContaining(`instance ${instance.instanceId}`) });
+
+    const node = await admin.core.readNode({ name: instance.privateDnsName });
+    expect(node.spec?.providerID).toBe(`aws:///us-east-1a/${instance.instanceId}`);
+    expect(node.spec?.taints).toContainEqual(expect.objectContaining(UNREGISTERED_TAINT));
+    expect(node.metadata?.labels).toMatchObject({
+      'kubernetes.io/hostname': instance.privateDnsName,
+      'node.kubernetes.io/instance-type': 'm5.large',
+      'topology.kubernetes.io/zone': 'us-east-1a',
+      'kubernetes.io/arch': 'amd64',
+      'kubernetes.io/os': 'linux',
+    });
+    expect(node.status?.capacity).toMatchObject({ cpu: '2', pods: '29' });
+    expect(node.status?.allocatable).toMatchObject({ cpu: '1930m', pods: '29' });
+    expect(node.status?.addresses).toContainEqual({ type: 'InternalIP', address: instance.privateIp });
+
+    // The certificate really is the node's identity: NodeRestriction lets it manage its own
+    // Node and nothing else.
+    const other = anInstance();
+    const refusal = await kubelet.nodeClients.core.createNode({ body: nodeObjectOf(other) }).then(() => undefined, (err: unknown) => err);
+    expect(isForbidden(refusal)).toBe(true);
+
+    const servingCsr = await admin.certificates.readCertificateSigningRequest({ name: run.servingCsrName });
+    expect(servingCsr.spec.username).toBe(`system:node:${instance.privateDnsName}`);
+    const servingPem = await kubelet.waitForServingCertificate(run.servingCsrName);
+    expect(servingPem).toContain('BEGIN CERTIFICATE');
+    expect(csrState(await admin.certificates.readCertificateSigningRequest({ name: run.servingCsrName }))).toMatchObject({ phase: 'approved', reason: 'AutoNodeApproved' });
+
+    await eventually('kwok to mark the node Ready', async () => {
+      const n = await admin.core.readNode({ name: instance.privateDnsName });
+      return n.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True');
+    });
+    const readyAt = Date.now();
+    const t = run.timings;
+    process.stdout.write(
+      `[simkubelet] client CSR → certificate ${t.clientCertificateIssued! - t.clientCsrSubmitted!} ms; → Node created ${t.nodeCreated! - t.clientCsrSubmitted!} ms; → serving CSR ${t.servingCsrSubmitted! - t.clientCsrSubmitted!} ms; → Ready ${readyAt - t.clientCsrSubmitted!} ms\n`,
+    );
+
+    const approvals = await karpenterEventsFor(admin, run.clientCsrName);
+    expect(approvals).toEqual([expect.objectContaining({ reason: 'CSRApproved', type: 'Normal', source: { component: 'karpenter' }, reportingComponent: 'karpenter' })]);
+  });
+
+  describe('forged CSRs are denied, naming the check, with an Event', () => {
+    let kubelet: SimulatedKubelet;
+    let instance: SimulatedInstance;
+    beforeAll(async () => {
+      instance = anInstance();
+      kubelet = aKubelet(instance);
+      await kubelet.run();
+    });
+
+    it.each<[ForgedCsrKind, CsrCheck, string]>([
+      ['wrong-requester', 'requester', 'requester system:serviceaccount:default:csr-forger'],
+      ['foreign-ip-san', 'ipSan', `IP SAN ${FOREIGN_IP} is not an address of instance`],
+      ['extra-usages', 'usages', 'not allowed client auth'],
+      ['second-client-csr', 'notYetRegistered', 'is already registered'],
+    ])('%s → denied by %s', async (kind, check, says) => {
+      const name = await kubelet.forgeCsr(kind);
+      const denied = await eventually(`CSR ${name} to be decided`, async () => {
+        const state = csrState(await admin.certificates.readCertificateSigningRequest({ name }));
+        return state.phase === 'pending' ? undefined : state;
+      });
+      expect(denied).toEqual({ phase: 'denied', reason: 'AutoNodeDenied', message: expect.stringContaining(`${check}: `) });
+      expect(denied.phase === 'denied' && denied.message).toContain(says);
+      if (kind === 'foreign-ip-san') expect(denied.phase === 'denied' && denied.message).toContain(`${instance.instanceId} (${instance.privateIp})`);
+
+      const events = await eventually('the CSRDenied Event', async () => {
+        const found = await karpenterEventsFor(admin, name);
+        return found.length > 0 ? found : undefined;
+      });
+      expect(events).toEqual([expect.objectContaining({ type: 'Warning', reason: 'CSRDenied', message: expect.stringContaining(says), source: { component: 'karpenter' } })]);
+      expect(events[0]?.involvedObject).toMatchObject({ kind: 'CertificateSigningRequest', name });
+    });
+  });
+
+  it('reviewing a decided CSR again changes nothing and records nothing', async () => {
+    const instance = anInstance();
+    const kubelet = aKubelet(instance);
+    const run = await kubelet.run();
+    const node: ExpectedNode = {
+      nodeName: instance.privateDnsName, instanceId: instance.instanceId, dnsNames: [instance.privateDnsName], ipAddresses: [instance.privateIp], launchedAt: 0, registered: true,
+    };
+    const again = await csrs.reviewNodeCsr({ csrName: run.clientCsrName, node, policy: defaultCsrPolicy });
+    expect(again).toEqual({ kind: 'decided', state: expect.objectContaining({ phase: 'approved', reason: 'AutoNodeApproved' }), byAutonode: true, applied: false });
+    expect(await karpenterEventsFor(admin, run.clientCsrName)).toHaveLength(1);
+  });
+
+  describe('a foreign node name', () => {
+    let kubelet: SimulatedKubelet;
+    let registeredNode: SimulatedInstance;
+    beforeAll(async () => {
+      registeredNode = anInstance();
+      kubelet = aKubelet(registeredNode);
+      await kubelet.run();
+    });
+
+    it('from the bootstrapper, for a node autonode does not know: left pending, no Event', async () => {
+      const name = await kubelet.forgeCsr('foreign-node-name');
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(csrState(await admin.certificates.readCertificateSigningRequest({ name })).phase).toBe('pending');
+      expect(await karpenterEventsFor(admin, name)).toEqual([]);
+      await admin.certificates.deleteCertificateSigningRequest({ name });
+    });
+
+    it('from the bootstrapper, for another of our nodes already registered: denied', async () => {
+      const stranger = aKubelet(anInstance());
+      const name = await stranger.forgeCsr('foreign-node-name', { foreignNodeName: registeredNode.privateDnsName });
+      const state = await eventually(`CSR ${name} to be decided`, async () => {
+        const s = csrState(await admin.certificates.readCertificateSigningRequest({ name }));
+        return s.phase === 'pending' ? undefined : s;
+      });
+      expect(state).toEqual({ phase: 'denied', reason: 'AutoNodeDenied', message: expect.stringContaining(`notYetRegistered: node ${registeredNode.privateDnsName} is already registered`) });
+    });
+
+    it('from a node, in another node\'s name: the API server refuses it (NodeRestriction)', async () => {
+      const refusal = await kubelet.forgeCsr('foreign-node-name-as-node').then(() => undefined, (err: unknown) => err);
+      expect(isForbidden(refusal)).toBe(true);
+    });
+  });
+
+  it('a fleet starts a kubelet for each running instance moto reports, and stops it when the instance goes', async () => {
+    const h = await startCloudHarness();
+    const events: FleetEvent[] = [];
+    const fleet = new SimulatedKubeletFleet({
+      listInstances: () => h.provider.list(),
+      guest: clusterAccessOf(admin.config),
+      bootstrap: async () => bootstrap.kubeConfig,
+      shapeOf: catalogNodeShapes(h.cluster.region),
+      onEvent: (event) => events.push(event),
+    });
+    try {
+      const { instance } = await h.provider.launch(await aLaunchRequest(h));
+      const nodeName = instance.privateDnsName!;
+      approver.expect({ ...anInstance(), instanceId: instance.instanceId, privateDnsName: nodeName, privateIp: instance.privateIpAddresses[0]! }, Date.parse(instance.launchTime));
+      createdNodes.push(nodeName);
+      fleet.start();
+
+      const node = await eventually('the fleet kubelet to register a Ready node', async () => {
+        const n = await admin.core.readNode({ name: nodeName });
+        return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
+      });
+      expect(node.spec?.providerID).toBe(instance.providerId);
+      expect(node.metadata?.labels?.['node.kubernetes.io/instance-type']).toBe(instance.instanceType);
+      // m5.large from the catalog: 2 vCPUs, ENI-limited 29 pods
+      if (instance.instanceType === 'm5.large') expect(node.status?.capacity).toMatchObject({ cpu: '2', pods: '29' });
+
+      await h.provider.terminate(instance.providerId);
+      await eventually('the fleet to notice the instance is gone', async () => (events.some((e) => e.type === 'gone' && e.instanceId === instance.instanceId) ? true : undefined));
+      expect(events.filter((e) => e.type === 'failed' || e.type === 'list-failed')).toEqual([]);
+    } finally {
+      await fleet.stop();
+      await h.close();
+    }
+  });
+
+  it('the event recorder counts a repeat instead of adding a twin', async () => {
+    const at = new Date();
+    const record = createEventRecorder(admin.core, { now: () => at });
+    const event = { involvedObject: { apiVersion: 'v1', kind: 'Node', name: `ip-repeat-${randomInt(1e9)}.ec2.internal` }, type: 'Normal' as const, reason: 'Testing', message: 'twice' };
+    await record(event);
+    await record(event);
+    const events = await karpenterEventsFor(admin, event.involvedObject.name);
+    expect(events).toEqual([expect.objectContaining({ count: 2, reason: 'Testing', message: 'twice' })]);
+  });
+});

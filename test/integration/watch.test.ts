@@ -1,0 +1,50 @@
+import { nodeClaimWorkflowId, type NodeClaimResult, type NodeClaimStatusView } from '../../core/lifecycle';
+import { watchWorkflowId } from '../../workflows/watch';
+import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
+
+describe('cluster watch workflow (real guest API server)', () => {
+  let lh: LifecycleHarness;
+  beforeAll(async () => {
+    lh = await startLifecycleHarness();
+  });
+  afterAll(async () => {
+    await lh?.close();
+  });
+
+  it('gives a kubectl-created NodeClaim its workflow, and turns `kubectl delete nodeclaim` into drain + terminate', async () => {
+    const cluster = { name: lh.h.cluster.name, region: lh.h.cluster.region };
+    const watch = await lh.t.client.workflow.start('watchWorkflow', {
+      taskQueue: lh.taskQueues.control,
+      workflowId: watchWorkflowId(cluster.name),
+      args: [{ cluster, taskQueues: lh.taskQueues }],
+    });
+
+    // Created as an admin would with kubectl: nobody starts a workflow for it by hand.
+    const name = `lc-${lh.id}-kubectl`;
+    await lh.createNodeClaim(name);
+    const claim = await eventually('the watcher-started workflow to initialize the node', async () => {
+      const c = await lh.claims.get(name);
+      return c?.status?.conditions?.some((x) => x.type === 'Initialized' && x.status === 'True') ? c : undefined;
+    });
+    const handle = lh.t.client.workflow.getHandle(nodeClaimWorkflowId(cluster.name, name));
+    expect((await handle.query<NodeClaimStatusView>('status')).phase).toBe('Initialized');
+
+    // A CSR naming the node reached the workflow as a signal carrying only its name.
+    const history = await handle.fetchHistory();
+    const signals = (history.events ?? []).flatMap((e) => (e.workflowExecutionSignaledEventAttributes ? [e.workflowExecutionSignaledEventAttributes.signalName] : []));
+    expect(signals).toContain('csrCreated');
+
+    await lh.guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims', name });
+    const result: NodeClaimResult = await handle.result();
+    expect(result.end).toEqual({ kind: 'deleted', by: 'nodeclaim' });
+    expect(await lh.instanceState(result.instance?.instanceId ?? '')).toMatch(/shutting-down|terminated/);
+    await eventually('the NodeClaim to be gone (finalizer released)', async () => (await lh.claims.get(name)) === undefined);
+    await eventually('the Node to be gone', async () => (await lh.guest.core.listNode()).items.every((n) => n.metadata?.name !== claim.status?.nodeName));
+    const after = await handle.fetchHistory();
+    const afterSignals = (after.events ?? []).flatMap((e) => (e.workflowExecutionSignaledEventAttributes ? [e.workflowExecutionSignaledEventAttributes.signalName] : []));
+    expect(afterSignals).toContain('nodeClaimChanged');
+
+    await watch.cancel();
+    await expect(watch.result()).resolves.toBeUndefined();
+  });
+});

@@ -1,0 +1,175 @@
+import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
+import { KubeConfig } from '@kubernetes/client-node';
+import { type Worker } from '@temporalio/worker';
+import { randomUUID } from 'node:crypto';
+import { createEc2ClientFactory, endpointPolicyFromEnv, staticCredentialsProvider } from '../../activities/cloud';
+import { staticClusterResolver } from '../../activities/cluster';
+import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activities/kube/clients';
+import { NodeClaimStore } from '../../activities/kube/nodeclaims';
+import { nodeClaimWorkflowId, type NodeClaimWorkflowInput, type TaskQueues } from '../../core/lifecycle';
+import { bootstrapIdentitySource, catalogNodeShapes, clusterAccessOf, SimulatedKubeletFleet } from '../../starter/simkubelet';
+import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
+import { startCloudHarness, type CloudHarness } from './cloud';
+import { installCrds } from './crds';
+import { loadStackInfo } from './stack';
+import { temporalHarness, workflowBundle, type TemporalHarness } from './temporal';
+
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+/**
+ * Everything a NodeClaim's life needs, for real: the guest API server with the CRDs and an
+ * EC2NodeClass, moto behind the fault proxy with a VPC for a fresh cluster name, autonode's
+ * workers on the real Temporal server, and a fleet of simulated kubelets that boot on
+ * every instance the cluster launches (except claims listed in `silent`).
+ */
+export interface LifecycleHarness {
+  id: string;
+  h: CloudHarness;
+  t: TemporalHarness;
+  guest: KubeClients;
+  claims: NodeClaimStore;
+  fleet: SimulatedKubeletFleet;
+  silent: Set<string>;
+  nodeClassName: string;
+  /** this harness's own task queues: test files sharing one Temporal never take each other's tasks */
+  taskQueues: TaskQueues;
+  createNodeClaim(name: string): Promise<string>;
+  startLifecycle(name: string, uid: string, timeouts?: NodeClaimWorkflowInput['timeouts']): ReturnType<TemporalHarness['client']['workflow']['start']>;
+  instanceState(instanceId: string): Promise<string | undefined>;
+  close(): Promise<void>;
+}
+
+export const lifecycleDefaults: Pick<NodeClaimWorkflowInput, 'timeouts'> = { timeouts: { resync: '1s', steadyResync: '2s' } };
+
+export async function startLifecycleHarness(): Promise<LifecycleHarness> {
+  const stack = loadStackInfo();
+  const id = randomUUID().slice(0, 6);
+  await installCrds(stack.guest.kubeconfigPath);
+  const h = await startCloudHarness();
+  const t = await temporalHarness();
+  const guest = kubeClientsFromKubeconfigFile(stack.guest.kubeconfigPath);
+  const claims = new NodeClaimStore(guest);
+  const nodeClassName = `lc-${id}`;
+  const silent = new Set<string>();
+  const taskQueues: TaskQueues = { control: `autonode-control-${id}`, cloud: `autonode-cloud-${id}` };
+  await guest.customObjects.createClusterCustomObject({
+    group: 'karpenter.k8s.aws',
+    version: 'v1',
+    plural: 'ec2nodeclasses',
+    body: {
+      apiVersion: 'karpenter.k8s.aws/v1',
+      kind: 'EC2NodeClass',
+      metadata: { name: nodeClassName },
+      spec: {
+        amiFamily: 'Custom',
+        subnetSelectorTerms: [{ tags: h.fixtures.discoveryTag }],
+        securityGroupSelectorTerms: [{ tags: h.fixtures.discoveryTag }],
+        amiSelectorTerms: [{ id: h.fixtures.imageId }],
+        userData: '#!/bin/bash\necho join\n',
+      },
+    },
+  });
+  const ec2ClientFor = createEc2ClientFactory({
+    endpoint: h.proxy.endpoint,
+    credentialsFor: staticCredentialsProvider({ accessKeyId: 'testing', secretAccessKey: 'testing' }),
+    endpointPolicy: endpointPolicyFromEnv(process.env),
+  });
+  const workers: Worker[] = await createAutonodeWorkers({
+    connection: t.connection,
+    client: t.client,
+    namespace: t.namespace,
+    resolve: staticClusterResolver({ guestKubeconfigPath: stack.guest.kubeconfigPath, ec2ClientFor }),
+    workflows: { workflowBundle: workflowBundle() },
+    nodeClaimDefaults: lifecycleDefaults,
+    taskQueues,
+  });
+  const running = runWorkers(workers);
+  const kc = new KubeConfig();
+  kc.loadFromFile(stack.guest.kubeconfigPath);
+  const bootstrap = bootstrapIdentitySource(guest);
+  const fleet = new SimulatedKubeletFleet({
+    listInstances: async () => (await h.provider.list()).filter((i) => !silent.has(i.tags['karpenter.sh/nodeclaim'] ?? '')),
+    guest: clusterAccessOf(kc),
+    bootstrap: async () => (await bootstrap()).kubeConfig,
+    shapeOf: catalogNodeShapes(stack.ec2.region),
+    pollMs: 500,
+  });
+  fleet.start();
+
+  return {
+    id,
+    h,
+    t,
+    guest,
+    claims,
+    fleet,
+    silent,
+    nodeClassName,
+    taskQueues,
+    async createNodeClaim(name) {
+      await guest.customObjects.createClusterCustomObject({
+        group: 'karpenter.sh',
+        version: 'v1',
+        plural: 'nodeclaims',
+        body: {
+          apiVersion: 'karpenter.sh/v1',
+          kind: 'NodeClaim',
+          metadata: { name, labels: { 'karpenter.sh/nodepool': 'default' } },
+          spec: {
+            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClassName },
+            requirements: [
+              { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large', 'm5.xlarge'] },
+              { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+            ],
+            expireAfter: 'Never',
+          },
+        },
+      });
+      const claim = await claims.get(name);
+      if (!claim) throw new Error(`NodeClaim ${name} not readable after create`);
+      return claim.metadata.uid;
+    },
+    startLifecycle(name, uid, timeouts = {}) {
+      const input: NodeClaimWorkflowInput = {
+        cluster: { name: h.cluster.name, region: h.cluster.region },
+        taskQueues,
+        nodeClaim: { name, uid },
+        timeouts: { ...lifecycleDefaults.timeouts, ...timeouts },
+      };
+      return t.client.workflow.start('nodeClaimWorkflow', {
+        taskQueue: taskQueues.control,
+        workflowId: nodeClaimWorkflowId(h.cluster.name, name),
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        args: [input],
+      });
+    },
+    async instanceState(instanceId) {
+      const out = await h.direct.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }));
+      return out.Reservations?.[0]?.Instances?.[0]?.State?.Name;
+    },
+    async close() {
+      // Whatever a failed test left running must not outlive this harness.
+      for await (const wf of t.client.workflow.list({ query: `AutoNodeCluster = "${h.cluster.name}" AND ExecutionStatus = "Running"` })) {
+        await t.client.workflow.getHandle(wf.workflowId, wf.runId).terminate('test harness closing').catch(() => undefined);
+      }
+      await fleet.stop();
+      for (const w of workers) w.shutdown();
+      await running;
+      await t.close();
+      await h.close();
+    },
+  };
+}
