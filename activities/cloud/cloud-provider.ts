@@ -11,6 +11,8 @@ import { type LaunchRequest, type LaunchResult } from './launch';
 import { type TerminateOutcome } from './instances';
 import { type LaunchTemplateContent, type LaunchTemplateRef } from './launch-template';
 import { type GcResult, type NodeClaimExists } from './gc';
+import { type InstanceType } from '../../core/instancetypes';
+import { type InstanceTypeQuery } from './instance-types';
 
 export interface CloudProvider {
   /** Subnets, security groups and AMIs from the selector terms, with status conditions. */
@@ -27,4 +29,10 @@ export interface CloudProvider {
   ensureLaunchTemplate(content: LaunchTemplateContent): Promise<LaunchTemplateRef>;
   deleteStaleLaunchTemplates(options: { nodeClassName: string; keep: readonly string[] }): Promise<string[]>;
   collectLeakedInstances(nodeClaimExists: NodeClaimExists): Promise<GcResult>;
+  /**
+   * The region's launchable instance types with priced offerings, for one node class's
+   * AMI family and kubelet settings; cached (see instance-types.ts). Throws
+   * InstanceTypesUnavailableError only when EC2 cannot be read and nothing is cached.
+   */
+  instanceTypes(query: InstanceTypeQuery): Promise<InstanceType[]>;
 }

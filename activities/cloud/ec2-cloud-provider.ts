@@ -8,6 +8,7 @@ import { launchNodeClaim } from './launch';
 import { findByNodeClaim, getInstance, listInstances, terminateInstance } from './instances';
 import { deleteStaleLaunchTemplates, ensureLaunchTemplate } from './launch-template';
 import { collectLeakedInstances } from './gc';
+import { createInstanceTypeProvider, type InstanceTypeProvider, type RefreshIntervals } from './instance-types';
 
 export interface Ec2CloudProviderDeps {
   /** a client for this cluster's account and region (ec2-client.ts) */
@@ -19,6 +20,10 @@ export interface Ec2CloudProviderDeps {
   /** observes every retry (metrics, tests) */
   onRetry?: (event: RetryEvent) => void;
   random?: () => number;
+  /** how often the instance-type cache re-reads EC2 (defaults in instance-types.ts) */
+  instanceTypeRefreshMs?: Partial<RefreshIntervals>;
+  /** a shared cache, for clusters of one account and region; one per provider otherwise */
+  instanceTypes?: InstanceTypeProvider;
 }
 
 export function createEc2CloudProvider(deps: Ec2CloudProviderDeps): CloudProvider {
@@ -37,6 +42,16 @@ export function createEc2CloudProvider(deps: Ec2CloudProviderDeps): CloudProvide
       ...(deps.random ? { random: deps.random } : {}),
     },
   };
+  const instanceTypes =
+    deps.instanceTypes ??
+    createInstanceTypeProvider({
+      ec2: deps.ec2,
+      region: deps.cluster.region,
+      clock,
+      logger,
+      retry: ctx.retry,
+      ...(deps.instanceTypeRefreshMs ? { refreshIntervalMs: deps.instanceTypeRefreshMs } : {}),
+    });
   return {
     resolveNodeClass: (nodeClass) => resolveNodeClass(ctx, nodeClass),
     launch: (request) => launchNodeClaim(ctx, request),
@@ -47,5 +62,6 @@ export function createEc2CloudProvider(deps: Ec2CloudProviderDeps): CloudProvide
     ensureLaunchTemplate: (content) => ensureLaunchTemplate(ctx, content),
     deleteStaleLaunchTemplates: (options) => deleteStaleLaunchTemplates(ctx, options),
     collectLeakedInstances: (nodeClaimExists) => collectLeakedInstances(ctx, nodeClaimExists),
+    instanceTypes: (query) => instanceTypes.list(query),
   };
 }

@@ -97,3 +97,21 @@ export const CreateFleetOutputSchema = z.object({
     .optional(),
 });
 export type CreateFleetOutput = z.infer<typeof CreateFleetOutputSchema>;
+
+/**
+ * Envelopes of the three instance-type reads. Items stay `unknown` here and are parsed one
+ * by one with core/instancetypes' schemas, so one odd entry (a type AWS describes with a
+ * field we did not expect) drops that entry with a warning instead of the whole region.
+ */
+export const DescribeInstanceTypesPageSchema = z.object({
+  InstanceTypes: z.array(z.unknown()).optional(),
+  NextToken: z.string().optional(),
+});
+export const DescribeInstanceTypeOfferingsPageSchema = z.object({
+  InstanceTypeOfferings: z.array(z.unknown()).optional(),
+  NextToken: z.string().optional(),
+});
+export const DescribeSpotPriceHistoryPageSchema = z.object({
+  SpotPriceHistory: z.array(z.unknown()).optional(),
+  NextToken: z.string().optional(),
+});

@@ -90,12 +90,37 @@ export class InvalidRequestError extends CloudErrorBase {
   }
 }
 
+/** Which EC2 read an instance-type snapshot comes from. */
+export type InstanceTypeSource = 'DescribeInstanceTypes' | 'DescribeInstanceTypeOfferings' | 'DescribeSpotPriceHistory';
+
+/**
+ * The region's instance types could not be read and nothing is cached to fall back on
+ * (a failed refresh with a cached snapshot serves the snapshot instead). `cause` is the
+ * CloudError of the failed read, or the parse error of a response we do not understand.
+ */
+export class InstanceTypesUnavailableError extends CloudErrorBase {
+  readonly kind = 'InstanceTypesUnavailable' as const;
+  readonly retryable: boolean;
+  constructor(
+    readonly region: string,
+    readonly source: InstanceTypeSource,
+    override readonly cause: unknown,
+    message: string,
+  ) {
+    super(message);
+    // Transient causes heal by retrying; denied permissions and responses we cannot parse
+    // need an operator, and retrying them only delays the message.
+    this.retryable = cause instanceof TransientCloudError;
+  }
+}
+
 export type CloudError =
   | InsufficientCapacityError
   | NotFoundError
   | AuthorizationError
   | TransientCloudError
-  | InvalidRequestError;
+  | InvalidRequestError
+  | InstanceTypesUnavailableError;
 
 export const isCloudError = (e: unknown): e is CloudError => e instanceof CloudErrorBase;
 export const isInsufficientCapacityError = (e: unknown): e is InsufficientCapacityError =>
@@ -104,6 +129,8 @@ export const isNotFoundError = (e: unknown): e is NotFoundError => e instanceof 
 export const isAuthorizationError = (e: unknown): e is AuthorizationError => e instanceof AuthorizationError;
 export const isTransientCloudError = (e: unknown): e is TransientCloudError => e instanceof TransientCloudError;
 export const isInvalidRequestError = (e: unknown): e is InvalidRequestError => e instanceof InvalidRequestError;
+export const isInstanceTypesUnavailableError = (e: unknown): e is InstanceTypesUnavailableError =>
+  e instanceof InstanceTypesUnavailableError;
 
 function describeExhausted(offerings: readonly ExhaustedOffering[]): string {
   if (offerings.length === 0) return 'insufficient capacity: EC2 launched nothing and named no offering';

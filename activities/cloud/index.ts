@@ -14,3 +14,12 @@ export { type LaunchTemplateContent, type LaunchTemplateRef, launchTemplateName 
 export { type GcResult, type NodeClaimExists, GC_MIN_AGE_MS } from './gc';
 export { formatProviderId, parseProviderId } from './provider-id';
 export { toApplicationFailure, withCloudFailures } from './temporal-failures';
+export {
+  type InstanceTypeProvider,
+  type InstanceTypeProviderDeps,
+  type InstanceTypeQuery,
+  type RefreshIntervals,
+  InstanceTypeQuerySchema,
+  createInstanceTypeProvider,
+  defaultRefreshIntervals,
+} from './instance-types';

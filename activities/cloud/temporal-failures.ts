@@ -4,7 +4,7 @@
  * exhausted offerings travel as details so the provisioner can remember them.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { type CloudError, isCloudError } from './errors';
+import { type CloudError, isAuthorizationError, isCloudError } from './errors';
 import { assertNever } from './classify';
 
 export function toApplicationFailure(error: CloudError): ApplicationFailure {
@@ -30,6 +30,12 @@ function failureDetails(error: CloudError): Record<string, unknown> {
       return { operation: error.operation, awsCode: error.awsCode, attempts: error.attempts };
     case 'InvalidRequest':
       return { operation: error.operation, awsCode: error.awsCode };
+    case 'InstanceTypesUnavailable':
+      return {
+        region: error.region,
+        source: error.source,
+        ...(isAuthorizationError(error.cause) ? { missingPermissions: error.cause.missingPermissions } : {}),
+      };
     default:
       return assertNever(error);
   }

@@ -1,0 +1,184 @@
+/**
+ * Instance types and prices for one region, from DescribeInstanceTypes,
+ * DescribeInstanceTypeOfferings and DescribeSpotPriceHistory plus the static on-demand
+ * table, mapped through core/instancetypes (the same code path as the bundled catalog).
+ *
+ * The three reads are cached separately because they age differently: the list of types
+ * and their shapes changes with AWS launches (1 h), offerings and spot prices move within
+ * minutes (5 min). Each cache is single-flight and serves its last good copy when a
+ * refresh fails (refreshing-value.ts); only a region with nothing cached fails, with
+ * InstanceTypesUnavailableError.
+ *
+ * A provider is one cache. Offerings are per account (zone names map to different
+ * physical zones in each account), so share a provider between clusters only when they
+ * use the same account and region; the EC2 cloud provider makes one per cluster.
+ */
+import { z } from 'zod';
+import {
+  amiFamilySchema,
+  buildInstanceTypes,
+  bundledOnDemandPrices,
+  kubeletProfileSchema,
+  kubeletSettingsSchema,
+  offeringKey,
+  type InstanceType,
+  type InstanceTypeInfo,
+  type InstanceTypeOffering,
+  type OnDemandPriceTable,
+  type SpotPrice,
+} from '../../core/instancetypes';
+import { CapacityTypeSchema } from './domain';
+import { InstanceTypesUnavailableError, InvalidRequestError, type InstanceTypeSource } from './errors';
+import { readInstanceTypeOfferings, readInstanceTypes, readSpotPriceHistory, type Ec2Reader } from './instance-type-reads';
+import { type Clock, type CloudLogger, type Ec2Api, silentLogger, systemClock } from './ports';
+import { createRefreshingValue, type RefreshingValue } from './refreshing-value';
+import { defaultRetryPolicy, type RetryDeps } from './retry';
+
+export interface RefreshIntervals {
+  instanceTypes: number;
+  offerings: number;
+  spotPrices: number;
+}
+
+export const defaultRefreshIntervals: RefreshIntervals = { instanceTypes: 60 * 60_000, offerings: 5 * 60_000, spotPrices: 5 * 60_000 };
+
+/** After a failed refresh the last good copy is served this long before the next attempt. */
+export const defaultRetryAfterFailureMs = 30_000;
+
+/** What a node class changes about its instance types; plain JSON so it can be an activity input. */
+export const InstanceTypeQuerySchema = z.object({
+  amiFamily: amiFamilySchema,
+  kubeletProfile: kubeletProfileSchema.optional(),
+  kubelet: kubeletSettingsSchema.optional(),
+  /** the node class's root volume; the family default when absent */
+  rootVolumeSize: z.string().optional(),
+  /** zones the node class's subnets cover; every offered zone when absent */
+  zones: z.array(z.string().min(1)).optional(),
+  /** offerings known to be out of capacity (the caller's ICE cache): listed, but unavailable */
+  unavailable: z.array(z.object({ instanceType: z.string().min(1), zone: z.string().min(1), capacityType: CapacityTypeSchema })).optional(),
+});
+export type InstanceTypeQuery = z.input<typeof InstanceTypeQuerySchema>;
+
+export interface InstanceTypeProvider {
+  /** Launchable types of the region sorted by name; throws InstanceTypesUnavailableError only when nothing is cached. */
+  list(query: InstanceTypeQuery): Promise<InstanceType[]>;
+}
+
+export interface InstanceTypeProviderDeps {
+  ec2: Ec2Api;
+  region: string;
+  clock?: Clock;
+  logger?: CloudLogger;
+  /** defaults to defaultRetryPolicy over `clock` and `logger` */
+  retry?: RetryDeps;
+  refreshIntervalMs?: Partial<RefreshIntervals>;
+  retryAfterFailureMs?: number;
+  /** defaults to the bundled table (us-east-1, used for every region as Karpenter's static fallback does) */
+  onDemandPrices?: OnDemandPriceTable;
+}
+
+/** The raw reads, indexed by instance type once per refresh rather than once per list. */
+interface Sources {
+  instanceTypes: RefreshingValue<readonly InstanceTypeInfo[]>;
+  offerings: RefreshingValue<ReadonlyMap<string, readonly InstanceTypeOffering[]>>;
+  spotPrices: RefreshingValue<ReadonlyMap<string, readonly SpotPrice[]>>;
+}
+
+export function createInstanceTypeProvider(deps: InstanceTypeProviderDeps): InstanceTypeProvider {
+  const clock = deps.clock ?? systemClock;
+  const logger = deps.logger ?? silentLogger;
+  const reader: Ec2Reader = { ec2: deps.ec2, logger, retry: deps.retry ?? { policy: defaultRetryPolicy, clock, logger } };
+  const intervals = { ...defaultRefreshIntervals, ...deps.refreshIntervalMs };
+  const prices = deps.onDemandPrices ?? bundledOnDemandPrices();
+  if (prices.region !== deps.region) {
+    logger.warn(
+      { region: deps.region, pricesRegion: prices.region, observedAt: prices.observedAt },
+      `no on-demand prices for ${deps.region}; using ${prices.region}'s (observed ${prices.observedAt}) as Karpenter's static fallback does`,
+    );
+  }
+  const cached = <T>(name: InstanceTypeSource, intervalMs: number, load: () => Promise<T>): RefreshingValue<T> =>
+    createRefreshingValue({ name: `${name} in ${deps.region}`, load, intervalMs, retryAfterFailureMs: deps.retryAfterFailureMs ?? defaultRetryAfterFailureMs, clock, logger });
+  const sources: Sources = {
+    instanceTypes: cached('DescribeInstanceTypes', intervals.instanceTypes, () => readInstanceTypes(reader)),
+    offerings: cached('DescribeInstanceTypeOfferings', intervals.offerings, async () => groupByInstanceType(await readInstanceTypeOfferings(reader))),
+    spotPrices: cached('DescribeSpotPriceHistory', intervals.spotPrices, async () => groupByInstanceType(latestSpotPrices(await readSpotPriceHistory(reader, clock.now())))),
+  };
+
+  const read = async <T>(source: InstanceTypeSource, value: RefreshingValue<T>): Promise<T> => {
+    try {
+      return (await value.get()).value;
+    } catch (error) {
+      throw new InstanceTypesUnavailableError(
+        deps.region,
+        source,
+        error,
+        `no instance types for ${deps.region}: ${source} failed and nothing is cached yet: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  };
+
+  return {
+    async list(query) {
+      const parsed = InstanceTypeQuerySchema.safeParse(query);
+      if (!parsed.success) {
+        throw new InvalidRequestError('ListInstanceTypes', 'InvalidQuery', `instance-type query rejected: ${z.prettifyError(parsed.error)}`);
+      }
+      // Started together: a failure of one read still lets the others fill their caches.
+      const [infos, offeringsByType, spotByType] = await Promise.all([
+        read('DescribeInstanceTypes', sources.instanceTypes),
+        read('DescribeInstanceTypeOfferings', sources.offerings),
+        read('DescribeSpotPriceHistory', sources.spotPrices),
+      ]);
+      const { unavailable, ...options } = parsed.data;
+      const unavailableOfferings = new Set((unavailable ?? []).map((o) => offeringKey(o.capacityType, o.instanceType, o.zone)));
+      const now = clock.now().getTime();
+      const instanceTypes: InstanceType[] = [];
+      let skipped = 0;
+      // One type at a time, with only that type's offerings and prices: core matches spot
+      // rows by scanning the history it is given, which over a whole region is
+      // types × zones × rows (~10^8 for real EC2) instead of a few rows per type.
+      for (const info of infos) {
+        const built = buildInstanceTypes([info], offeringsByType.get(info.InstanceType) ?? [], {
+          ...options,
+          region: deps.region,
+          onDemandPrices: prices.onDemand,
+          spotPriceHistory: spotByType.get(info.InstanceType) ?? [],
+          now,
+          unavailableOfferings,
+        });
+        instanceTypes.push(...built.instanceTypes);
+        skipped += built.skipped.length;
+      }
+      logger.debug({ region: deps.region, instanceTypes: instanceTypes.length, skipped }, `instance types for ${deps.region}`);
+      return instanceTypes;
+    },
+  };
+}
+
+function groupByInstanceType<T extends { InstanceType: string }>(rows: readonly T[]): ReadonlyMap<string, readonly T[]> {
+  const byType = new Map<string, T[]>();
+  for (const row of rows) {
+    const group = byType.get(row.InstanceType);
+    if (group) group.push(row);
+    else byType.set(row.InstanceType, [row]);
+  }
+  return byType;
+}
+
+/**
+ * Keeps, per instance type, zone and product description, only the rows with the latest
+ * timestamp. core's chooseSpotPrice looks only at the latest row of a (type, zone) after
+ * filtering by description, which is always among these, so the choice is unchanged while
+ * a day of history shrinks to one row per pool.
+ */
+export function latestSpotPrices(rows: readonly SpotPrice[]): SpotPrice[] {
+  const latest = new Map<string, SpotPrice[]>();
+  for (const row of rows) {
+    const key = JSON.stringify([row.InstanceType, row.AvailabilityZone, row.ProductDescription ?? null]);
+    const kept = latest.get(key);
+    const keptAt = kept?.[0]?.Timestamp;
+    if (kept === undefined || keptAt === undefined || row.Timestamp > keptAt) latest.set(key, [row]);
+    else if (row.Timestamp === keptAt) kept.push(row);
+  }
+  return [...latest.values()].flat();
+}
