@@ -14,6 +14,8 @@ export const WorkerConfigSchema = z.object({
   /** moto or another EC2-compatible endpoint; unset means AWS */
   AWS_ENDPOINT_URL_EC2: z.string().url().optional(),
   AUTONODE_CLOUD_RPS: z.coerce.number().positive().default(20),
+  AUTONODE_TASK_QUEUE_CONTROL: z.string().min(1).default('autonode-control'),
+  AUTONODE_TASK_QUEUE_CLOUD: z.string().min(1).default('autonode-cloud'),
 });
 export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;
 

@@ -38,12 +38,12 @@ import { AutoNodeCluster, AutoNodePhase, AutoNodePool, CapacityType, InstanceTyp
 const kubeRetry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['NodeClaimGone', 'Invalid'] };
 const cloudRetry = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', nonRetryableErrorTypes: ['InsufficientCapacity', 'Authorization', 'NodeClaimGone', 'Invalid', 'InvalidRequest'] };
 
-function activitiesFor(queues: TaskQueues, launchTimeout: string) {
+function activitiesFor(queues: TaskQueues, launchTimeout: string, launchAttempt: string) {
   return {
     kube: proxyActivities<NodeClaimActivities>({ taskQueue: queues.control, startToCloseTimeout: '1 minute', retry: kubeRetry }),
     cloud: proxyActivities<NodeClaimActivities>({ taskQueue: queues.cloud, startToCloseTimeout: '2 minutes', retry: cloudRetry }),
     // the launch as a whole may take at most the launch timeout, retries included
-    launch: proxyActivities<NodeClaimActivities>({ taskQueue: queues.cloud, startToCloseTimeout: '2 minutes', scheduleToCloseTimeout: launchTimeout, retry: cloudRetry }),
+    launch: proxyActivities<NodeClaimActivities>({ taskQueue: queues.cloud, startToCloseTimeout: launchAttempt, scheduleToCloseTimeout: launchTimeout, retry: cloudRetry }),
   };
 }
 
@@ -73,7 +73,7 @@ export interface NodeClaimResumeState {
 export async function nodeClaimWorkflow(rawInput: NodeClaimWorkflowInput, resume?: NodeClaimResumeState): Promise<NodeClaimResult> {
   const input = NodeClaimWorkflowInputSchema.parse(rawInput);
   const { cluster } = input;
-  const { kube, cloud, launch } = activitiesFor(input.taskQueues, input.timeouts.launch);
+  const { kube, cloud, launch } = activitiesFor(input.taskQueues, input.timeouts.launch, input.timeouts.launchAttempt);
   const name = input.nodeClaim.name;
   const resyncMs = durationToMs(input.timeouts.resync) ?? 15_000;
   const steadyResyncMs = durationToMs(input.timeouts.steadyResync) ?? 300_000;

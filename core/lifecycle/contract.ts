@@ -18,6 +18,8 @@ export type ClusterRef = z.infer<typeof ClusterRefSchema>;
 
 export const LifecycleTimeoutsSchema = z.object({
   launch: z.string().default('5m'),
+  /** one launch attempt (a worker that died mid-call is noticed after this) */
+  launchAttempt: z.string().default('1m'),
   registration: z.string().default('15m'),
   /** how often a waiting workflow re-reads the world without being signalled */
   resync: z.string().default('15s'),

@@ -34,6 +34,8 @@ export interface FaultRule {
   action: string;
   /** how many matching requests to affect (default 1) */
   times?: number;
+  /** drop-response only: runs after moto answered and before the answer is lost (e.g. kill the worker) */
+  beforeDrop?: () => Promise<void> | void;
 }
 
 export type InjectedFault =
@@ -201,7 +203,7 @@ function send(res: ServerResponse, status: number, body: string | Buffer, header
 export async function startEc2FaultProxy(options: { target: string }): Promise<Ec2FaultProxy> {
   const target = new URL(options.target);
   let pools: ExhaustedPool[] = [];
-  let rules: { kind: FaultKind; action: string; remaining: number }[] = [];
+  let rules: { kind: FaultKind; action: string; remaining: number; beforeDrop?: FaultRule['beforeDrop'] }[] = [];
   const injected: InjectedFault[] = [];
   const requests: ProxiedRequest[] = [];
   const forwardedFleetRequests: URLSearchParams[] = [];
@@ -229,6 +231,7 @@ export async function startEc2FaultProxy(options: { target: string }): Promise<E
       // Let moto do the work, then lose the answer: the client sees a reset connection.
       await forward(target, req, raw);
       requests.push({ action, forwarded: true, status: 'dropped' });
+      await rule.beforeDrop?.();
       req.socket.destroy();
       return;
     }
@@ -281,7 +284,7 @@ export async function startEc2FaultProxy(options: { target: string }): Promise<E
       pools = [...pools, ...more];
     },
     inject: (r) => {
-      rules = [...rules, { kind: r.kind, action: r.action, remaining: r.times ?? 1 }];
+      rules = [...rules, { kind: r.kind, action: r.action, remaining: r.times ?? 1, ...(r.beforeDrop ? { beforeDrop: r.beforeDrop } : {}) }];
     },
     reset: () => {
       pools = [];
