@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerDevCommand } from './commands/dev';
+import { registerPlanCommand } from './commands/plan';
 import { registerCatalogCommand } from './commands/catalog';
 import { registerConvertCommand } from './commands/convert';
 import { registerValidateCommand } from './commands/validate';
@@ -11,6 +12,7 @@ export function buildCli(): Command {
     .showHelpAfterError()
     .configureHelp({ sortSubcommands: true });
   registerDevCommand(program);
+  registerPlanCommand(program);
   registerCatalogCommand(program);
   registerConvertCommand(program);
   registerValidateCommand(program);

@@ -1,3 +1,6 @@
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { PolicyV1Api } from '@kubernetes/client-node';
 import { nodeClaimWorkflowId, type NodeClaimResult, type NodeClaimStatusView } from '../../core/lifecycle';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
@@ -66,6 +69,12 @@ describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto +
     await lh.guest.core.deleteNode({ name: nodeName });
     const result = await handle.result();
     expect(result.end).toEqual({ kind: 'deleted', by: 'node' });
+    if (process.env.AUTONODE_RECORD_HISTORY) {
+      // Refreshes the committed history that test/unit/replay.test.ts replays: run this test
+      // with AUTONODE_RECORD_HISTORY=1 after a deliberate, patched() change to the workflow.
+      const history = await handle.fetchHistory();
+      writeFileSync(join(__dirname, '..', 'fixtures', 'histories', 'nodeclaim-happy-path.json'), historyToJSON(history));
+    }
     const instanceId = status.instance?.instanceId ?? '';
     expect(await lh.instanceState(instanceId)).toMatch(/shutting-down|terminated/);
     await eventually('the Node to be gone', async () => (await lh.guest.core.listNode()).items.every((n) => n.metadata?.name !== nodeName));

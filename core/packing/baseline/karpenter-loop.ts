@@ -1,0 +1,197 @@
+// A faithful port of Karpenter's provisioning loop (karpenter.md §1.6, performance.md
+// §1.2), the baseline the solver is measured against. It shares the solver's model
+// (pools, classes, topology, fixed nodes) so both see identical constraints; only the
+// packing policy differs:
+//  - pods sorted by cpu desc, then memory desc (then name: the input has no UID);
+//  - each pod tries existing nodes (by name), then in-flight claims, then the claims
+//    planned so far with the fewest pods first, then a new claim from the pools by weight;
+//  - a claim keeps every instance type that still fits (and counts the largest against
+//    the pool's limits, as Karpenter subtracts the max across options);
+//  - at the end each claim launches its cheapest available offering.
+// Preferences are relaxed one step per failed attempt, as in the solver.
+import { LabelKey } from '../../scheduling/labels';
+import { inValues, isUnsatisfiable } from '../../scheduling/requirement';
+import { intersectRequirements, requirementKeys, type Requirements } from '../../scheduling/requirements';
+import { buildClass, classKey, maskFor, type ClassBuildContext, type PodClass } from '../classes';
+import { topologyOf, universeOf, type SolveContext } from '../context';
+import { addInto, fitsWith, maxOf, subtract, Dims, type Vec } from '../dims';
+import { addToFixedMutating, canAddToFixed, existingNode, inFlightNode, type FixedNode } from '../fixed-nodes';
+import type { PackingInput, PendingPod } from '../input';
+import { buildPools, cmp, daemonModels, offeringAllowed, withinLimits, type Pool, type PoolType } from '../pools';
+import { effectiveSpec, relax, type EffectiveSpec } from '../preferences';
+import { Topology } from '../topology';
+
+export interface BaselineClaim {
+  readonly nodePool: string;
+  readonly instanceType: string;
+  readonly zone: string;
+  readonly capacityType: string;
+  readonly price: number;
+  readonly pods: string[];
+}
+
+export interface BaselinePlan {
+  readonly nodeClaims: BaselineClaim[];
+  readonly onExisting: number;
+  readonly unschedulable: string[];
+  readonly totalPrice: number;
+}
+
+interface LoopClaim {
+  readonly id: number;
+  readonly pool: Pool;
+  options: PoolType[];
+  /** Element-wise max allocatable over options: a cheap "cannot fit" test. */
+  largest: Vec;
+  requirements: Requirements;
+  zone: string | undefined;
+  readonly used: Vec;
+  readonly ports: Set<string>;
+  readonly pods: string[];
+}
+
+function largestOf(options: readonly PoolType[], dims: Dims): Vec {
+  let out = dims.zero();
+  for (const t of options) out = maxOf(out, subtract(t.allocatable, t.daemonOverhead));
+  return out;
+}
+
+function tryClaim(claim: LoopClaim, podClass: PodClass, context: SolveContext): { options: PoolType[]; requirements: Requirements; zone: string | undefined } | undefined {
+  if (!fitsWith(claim.used, podClass.requests, claim.largest)) return undefined;
+  if (podClass.hostPorts.some((p) => claim.ports.has(p))) return undefined;
+  const mask = maskFor(podClass, claim.pool);
+  if (mask === undefined) return undefined;
+  let requirements = claim.requirements;
+  if (requirementKeys(podClass.requirements).length > 0) {
+    requirements = intersectRequirements(requirements, podClass.requirements);
+    if (Object.values(requirements).some(isUnsatisfiable)) return undefined;
+  }
+  const zoneReq = requirements[LabelKey.zone];
+  const ctReq = requirements[LabelKey.capacityType];
+  const options = claim.options.filter((t) => mask[t.index] === 1 && fitsWith(claim.used, podClass.requests, subtract(t.allocatable, t.daemonOverhead))
+    && t.offerings.some((o) => offeringAllowed(o, zoneReq, ctReq)));
+  if (options.length === 0) return undefined;
+  const topology = topologyOf(context, podClass);
+  if (topology.keys.length === 0) return { options, requirements, zone: claim.zone };
+  const zones = claim.zone !== undefined || !topology.keys.includes(LabelKey.zone) ? [claim.zone]
+    : [...new Set(options.flatMap((t) => t.offerings.filter((o) => offeringAllowed(o, zoneReq, ctReq)).map((o) => o.zone)))].sort();
+  for (const zone of zones) {
+    const violation = context.topology.violation(topology, (key) => (key === LabelKey.hostname ? `${claim.pool.name}#${claim.id}` : key === LabelKey.zone ? zone : undefined),
+      (key) => universeOf(context, podClass, key));
+    if (violation === undefined) {
+      const pinned = zone !== undefined && claim.zone === undefined ? intersectRequirements(requirements, { [LabelKey.zone]: inValues(LabelKey.zone, [zone]) }) : requirements;
+      return { options: zone === undefined ? options : options.filter((t) => t.offerings.some((o) => o.zone === zone && offeringAllowed(o, zoneReq, ctReq))), requirements: pinned, zone };
+    }
+  }
+  return undefined;
+}
+
+function commit(claim: LoopClaim, podClass: PodClass, proposal: NonNullable<ReturnType<typeof tryClaim>>, pod: string, context: SolveContext): void {
+  claim.options = proposal.options;
+  claim.largest = largestOf(proposal.options, context.dims);
+  claim.requirements = proposal.requirements;
+  claim.zone = proposal.zone;
+  addInto(claim.used, podClass.requests);
+  podClass.hostPorts.forEach((p) => claim.ports.add(p));
+  claim.pods.push(pod);
+  const topology = topologyOf(context, podClass);
+  context.topology.recordMutating(topology, topology.own.filter((o) => o.group.kind === 'anti').map((o) => o.group),
+    (key) => (key === LabelKey.hostname ? `${claim.pool.name}#${claim.id}` : key === LabelKey.zone ? claim.zone : undefined));
+}
+
+export function karpenterLoop(input: PackingInput): BaselinePlan {
+  const names = new Set<string>();
+  const addNames = (r: Readonly<Record<string, string>> | undefined): void => { Object.keys(r ?? {}).forEach((n) => names.add(n)); };
+  input.pods.forEach((p) => addNames(p.requests));
+  input.daemonSets.forEach((d) => addNames(d.requests));
+  input.existingNodes.forEach((n) => { addNames(n.allocatable); n.pods.forEach((p) => addNames(p.requests)); });
+  input.inFlightClaims.forEach((c) => { addNames(c.allocatable); c.pods.forEach((p) => addNames(p.requests)); });
+  input.nodePools.forEach((p) => { addNames(p.limits); addNames(p.usage); p.instanceTypes.forEach((t) => { addNames(t.capacity); addNames(t.allocatable); }); });
+  const dims = new Dims(names);
+  const pools = buildPools(input.nodePools, dims, daemonModels(input.daemonSets, dims));
+  const topology = new Topology();
+  const pods = [...input.pods].sort((a, b) => cmp(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`));
+  pods.forEach((p) => topology.register(p, effectiveSpec(p)));
+  const existing = input.existingNodes.map((n) => existingNode(n, dims)).sort((a, b) => cmp(a.name, b.name));
+  const inFlight = input.inFlightClaims.map((c) => inFlightNode(c, pools, dims)).sort((a, b) => cmp(a.name, b.name));
+  const context: SolveContext = { dims, pools, topology, prices: dims.zero(), existingZones: [], classTopology: new Map(), universes: new Map() };
+  const build: ClassBuildContext = { dims, pools, compatCache: new Map() };
+  const classes = new Map<string, PodClass>();
+  const classOf = (pod: PendingPod, spec: EffectiveSpec): PodClass => {
+    const key = classKey(pod, spec);
+    let podClass = classes.get(key);
+    if (podClass === undefined) {
+      podClass = buildClass(classes.size, pod, spec, build);
+      classes.set(key, podClass);
+    }
+    return podClass;
+  };
+
+  const claims: LoopClaim[] = [];
+  const unschedulable: string[] = [];
+  let queue = pods.map((pod) => ({ pod, key: `${pod.namespace}/${pod.name}`, spec: effectiveSpec(pod), podClass: classOf(pod, effectiveSpec(pod)) }));
+  let onExisting = 0;
+  while (queue.length > 0) {
+    queue.sort((a, b) => (b.podClass.requests[0] ?? 0) - (a.podClass.requests[0] ?? 0) || (b.podClass.requests[1] ?? 0) - (a.podClass.requests[1] ?? 0) || cmp(a.key, b.key));
+    const next: typeof queue = [];
+    for (const item of queue) {
+      const fixed = [...existing, ...[...inFlight].sort((a, b) => a.podCount - b.podCount || cmp(a.name, b.name))].find((n: FixedNode) => canAddToFixed(n, item.podClass, context).ok);
+      if (fixed !== undefined) {
+        addToFixedMutating(fixed, item.podClass, item.key, context);
+        onExisting += 1;
+        continue;
+      }
+      // Fewest pods first; claims are created in order, so a stable sort keeps id order on ties.
+      const ordered = [...claims].sort((a, b) => a.pods.length - b.pods.length || a.id - b.id);
+      let placed = false;
+      for (const claim of ordered) {
+        const proposal = tryClaim(claim, item.podClass, context);
+        if (proposal !== undefined) {
+          commit(claim, item.podClass, proposal, item.key, context);
+          placed = true;
+          break;
+        }
+      }
+      if (!placed) {
+        for (const pool of pools) {
+          const mask = maskFor(item.podClass, pool);
+          if (mask === undefined) continue;
+          const options = pool.types.filter((t) => mask[t.index] === 1 && withinLimits(pool, t.capacity));
+          if (options.length === 0) continue;
+          const claim: LoopClaim = { id: claims.length, pool, options, largest: largestOf(options, dims), requirements: pool.requirements, zone: undefined, used: dims.zero(), ports: new Set(), pods: [] };
+          const proposal = tryClaim(claim, item.podClass, context);
+          if (proposal === undefined) continue;
+          commit(claim, item.podClass, proposal, item.key, context);
+          let reserved = dims.zero();
+          for (const t of claim.options) reserved = maxOf(reserved, t.capacity);
+          pool.headroom.set(subtract(pool.headroom, reserved));
+          pool.nodesHeadroom -= 1;
+          claims.push(claim);
+          placed = true;
+          break;
+        }
+      }
+      if (!placed) {
+        const relaxed = relax(item.spec);
+        if (relaxed === undefined) unschedulable.push(item.key);
+        else next.push({ ...item, spec: relaxed.spec, podClass: classOf(item.pod, relaxed.spec) });
+      }
+    }
+    queue = next;
+  }
+
+  const nodeClaims = claims.map((claim): BaselineClaim => {
+    const zoneReq = claim.requirements[LabelKey.zone];
+    const ctReq = claim.requirements[LabelKey.capacityType];
+    let best: { type: PoolType; zone: string; capacityType: string; price: number } | undefined;
+    for (const type of claim.options) {
+      const offering = type.offerings.find((o) => offeringAllowed(o, zoneReq, ctReq));
+      if (offering !== undefined && (best === undefined || offering.price < best.price || (offering.price === best.price && type.name < best.type.name))) {
+        best = { type, ...offering };
+      }
+    }
+    if (best === undefined) throw new Error(`baseline claim ${claim.id} has no offering`);
+    return { nodePool: claim.pool.name, instanceType: best.type.name, zone: best.zone, capacityType: best.capacityType, price: best.price, pods: claim.pods };
+  });
+  return { nodeClaims, onExisting, unschedulable, totalPrice: Math.round(nodeClaims.reduce((s, c) => s + c.price, 0) * 1e6) / 1e6 };
+}

@@ -1,0 +1,195 @@
+// Pod equivalence classes (Borg's single most transferable trick, performance.md §3):
+// pods with identical requests, labels, namespace and effective constraints behave
+// identically, so feasibility against every pool and type is computed once per class.
+import { LabelKey } from '../scheduling/labels';
+import { describeRequirement, isUnsatisfiable, type Requirement } from '../scheduling/requirement';
+import { compatible, intersectRequirements, parseRequirements, requirementsFromLabels, type Requirements } from '../scheduling/requirements';
+import { toleratesAll } from '../scheduling/taints';
+import { dot, fitsWith, type Dims, type Vec } from './dims';
+import type { PendingPod } from './input';
+import { hostPortKey, labelsMatch, offeringAllowed, type Pool } from './pools';
+import { tolerationsOf, type EffectiveSpec } from './preferences';
+
+export type PoolFeasibility =
+  | { readonly ok: true; readonly mask: Uint8Array; readonly types: readonly number[] }
+  | { readonly ok: false; readonly reason: string };
+
+export interface PodClass {
+  readonly id: number;
+  readonly key: string;
+  readonly namespace: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly spec: EffectiveSpec;
+  readonly requests: Vec;
+  readonly requirements: Requirements;
+  /** Set when the class's own node requirements cannot be parsed or never match. */
+  readonly invalid?: string;
+  readonly zone: Requirement | undefined;
+  readonly capacityType: Requirement | undefined;
+  readonly hostPorts: readonly string[];
+  /** Per pool (by pool.order): which of its types can hold one pod of this class. */
+  readonly feasibility: readonly PoolFeasibility[];
+  /** Fluid-LP value of one pod, the packing priority. */
+  value: number;
+}
+
+/** Pods with the same key are interchangeable for every rule the solver applies. */
+export function classKey(pod: PendingPod, spec: EffectiveSpec): string {
+  const sortedEntries = (record: Readonly<Record<string, string>>): [string, string][] =>
+    Object.keys(record).sort().map((key) => [key, record[key] ?? '']);
+  return JSON.stringify([pod.namespace, sortedEntries(pod.labels), sortedEntries(pod.requests), sortedEntries(pod.nodeSelector), spec, pod.hostPorts]);
+}
+
+/** Node requirements of a spec: nodeSelector ∩ the first remaining required term ∩ the heaviest preference. */
+export function specRequirements(nodeSelector: Readonly<Record<string, string>>, spec: EffectiveSpec): { ok: true; requirements: Requirements } | { ok: false; reason: string } {
+  let requirements = requirementsFromLabels(nodeSelector);
+  const terms = [spec.nodeTerms[0], spec.preferredNode[0]].filter((t) => t !== undefined);
+  for (const term of terms) {
+    const parsed = parseRequirements(term);
+    if (!parsed.ok) return { ok: false, reason: `invalid node affinity: ${parsed.reason}` };
+    requirements = intersectRequirements(requirements, parsed.requirements);
+  }
+  return { ok: true, requirements };
+}
+
+export interface ClassBuildContext {
+  readonly dims: Dims;
+  readonly pools: readonly Pool[];
+  /** Feasibility masks keyed by pool and requirement/toleration signature, shared across classes. */
+  readonly compatCache: Map<string, { ok: true; mask: Uint8Array } | { ok: false; reason: string }>;
+}
+
+export function buildClass(id: number, pod: PendingPod, spec: EffectiveSpec, context: ClassBuildContext): PodClass {
+  const { dims, pools } = context;
+  // Every pod takes one of the node's pod slots, whatever its manifest says.
+  const requests = dims.vector({ ...pod.requests, pods: '1' }, 'up');
+  const parsed = specRequirements(pod.nodeSelector, spec);
+  const requirements = parsed.ok ? parsed.requirements : {};
+  const unsatisfiable = Object.values(requirements).find((r) => isUnsatisfiable(r));
+  const invalid = !parsed.ok ? parsed.reason
+    : unsatisfiable !== undefined ? `its node requirements contradict each other on ${unsatisfiable.key}` : undefined;
+  const base = {
+    id, key: classKey(pod, spec), namespace: pod.namespace, labels: pod.labels,
+    spec, requests, requirements,
+    zone: requirements[LabelKey.zone], capacityType: requirements[LabelKey.capacityType],
+    hostPorts: pod.hostPorts.map(hostPortKey), value: 0,
+  };
+  const feasibility = pools.map((pool): PoolFeasibility => (invalid !== undefined ? { ok: false, reason: invalid } : poolFeasibility(base, pool, context)));
+  return { ...base, feasibility, ...(invalid === undefined ? {} : { invalid }) };
+}
+
+type ClassCore = Pick<PodClass, 'requests' | 'requirements' | 'spec' | 'zone' | 'capacityType' | 'hostPorts'>;
+
+function poolFeasibility(podClass: ClassCore, pool: Pool, context: ClassBuildContext): PoolFeasibility {
+  if (pool.invalid !== undefined) return { ok: false, reason: pool.invalid };
+  const tolerations = tolerationsOf(podClass.spec);
+  const signature = `${pool.order}|${JSON.stringify(podClass.requirements)}|${JSON.stringify(tolerations)}`;
+  let compat = context.compatCache.get(signature);
+  if (compat === undefined) {
+    compat = typeCompatibility(podClass, pool, tolerations);
+    context.compatCache.set(signature, compat);
+  }
+  if (!compat.ok) return compat;
+  const mask = new Uint8Array(pool.types.length);
+  const types: number[] = [];
+  for (const type of pool.types) {
+    if (compat.mask[type.index] !== 1) continue;
+    if (!fitsWith(type.daemonOverhead, podClass.requests, type.allocatable)) continue;
+    if (podClass.hostPorts.some((port) => type.daemonPorts.includes(port))) continue;
+    mask[type.index] = 1;
+    types.push(type.index);
+  }
+  if (types.length === 0) return { ok: false, reason: resourceMiss(podClass, pool, compat.mask, context.dims) };
+  return { ok: true, mask, types };
+}
+
+function typeCompatibility(podClass: ClassCore, pool: Pool, tolerations: EffectiveSpec['tolerations']): { ok: true; mask: Uint8Array } | { ok: false; reason: string } {
+  const tolerated = toleratesAll(pool.taints, tolerations);
+  if (!tolerated.ok) return { ok: false, reason: `NodePool ${pool.name}: ${tolerated.reason}` };
+  // Keys decided by the instance type or offering are checked per type below; the rest
+  // (custom labels) must be promised by the pool's requirements or template labels.
+  const allowUndefined = new Set([...pool.typeKeys, LabelKey.zone, LabelKey.capacityType]);
+  const compat = compatible(pool.requirements, podClass.requirements, { allowUndefined });
+  if (!compat.ok) return { ok: false, reason: `NodePool ${pool.name}: ${compat.reason}` };
+  const combined = intersectRequirements(pool.requirements, podClass.requirements);
+  const zone = combined[LabelKey.zone];
+  const capacityType = combined[LabelKey.capacityType];
+  const mask = new Uint8Array(pool.types.length);
+  let any = false;
+  for (const type of pool.types) {
+    if (!labelsMatch(podClass.requirements, type.labels, pool.typeKeys)) continue;
+    if (!type.offerings.some((o) => offeringAllowed(o, zone, capacityType))) continue;
+    mask[type.index] = 1;
+    any = true;
+  }
+  if (!any) {
+    const wanted = Object.values(podClass.requirements).map(describeRequirement).join(', ');
+    return { ok: false, reason: `NodePool ${pool.name}: no instance type with an available offering matches ${wanted === '' ? 'the pool requirements' : wanted}` };
+  }
+  return { ok: true, mask };
+}
+
+/** The closest miss: the compatible type with the most room in the dimension that failed. */
+function resourceMiss(podClass: ClassCore, pool: Pool, compatMask: Uint8Array, dims: Dims): string {
+  const compatibleTypes = pool.types.filter((t) => compatMask[t.index] === 1);
+  const constraint = Object.values(podClass.requirements).filter((r) => r.key !== LabelKey.nodePool).map(describeRequirement);
+  const context = constraint.length === 0 ? '' : ` with ${constraint.join(', ')}`;
+  const failing = dims.names.map((_, i) => i).filter((i) => compatibleTypes.every((t) => (t.daemonOverhead[i] ?? 0) + (podClass.requests[i] ?? 0) > (t.allocatable[i] ?? 0)));
+  const dimension = failing[0];
+  const requested = dims.describe(podClass.requests);
+  if (dimension === undefined) {
+    const ports = podClass.hostPorts.join(', ');
+    return `NodePool ${pool.name}: requests ${requested}${context}, but no single compatible type fits every resource at once${ports === '' ? '' : ` and host ports ${ports} free of DaemonSets`}`;
+  }
+  const name = dims.names[dimension] ?? '';
+  let best = compatibleTypes[0];
+  for (const type of compatibleTypes) {
+    const room = (type.allocatable[dimension] ?? 0) - (type.daemonOverhead[dimension] ?? 0);
+    const bestRoom = best === undefined ? -Infinity : (best.allocatable[dimension] ?? 0) - (best.daemonOverhead[dimension] ?? 0);
+    if (room > bestRoom) best = type;
+  }
+  if (best === undefined) return `NodePool ${pool.name}: no compatible instance type`;
+  const room = dims.zero();
+  room[dimension] = Math.max(0, (best.allocatable[dimension] ?? 0) - (best.daemonOverhead[dimension] ?? 0));
+  const wanted = dims.zero();
+  wanted[dimension] = podClass.requests[dimension] ?? 0;
+  const show = (v: Vec): string => dims.format(v)[name] ?? '0';
+  return `NodePool ${pool.name}: requires ${show(wanted)} ${name}${context}; the largest compatible type (${best.name}) allows ${show(room)} after DaemonSet overhead`;
+}
+
+/** The class's type bitset for a pool, or undefined when no type of the pool can hold it. */
+export function maskFor(podClass: PodClass, pool: Pool): Uint8Array | undefined {
+  const feasibility = podClass.feasibility[pool.order];
+  return feasibility?.ok === true ? feasibility.mask : undefined;
+}
+
+/**
+ * What one pod of the class costs when its class is packed alone: the cheapest, over
+ * every type it fits, of price ÷ copies per node (copies capped by hostname rules).
+ * Rejected alternative: the fluid-LP price u·R alone. It ignores integrality, so a 3-cpu
+ * pod that leaves 0.9 cpu stranded on every 4-cpu node looks cheap, and the fill then
+ * prefers small homogeneous nodes over a larger node mixing cpu- and memory-heavy pods.
+ */
+export function standaloneCost(podClass: PodClass, pools: readonly Pool[], perNode: number): number {
+  let best = Infinity;
+  for (const pool of pools) {
+    const feasibility = podClass.feasibility[pool.order];
+    if (feasibility === undefined || !feasibility.ok) continue;
+    for (const index of feasibility.types) {
+      const type = pool.types[index];
+      const offering = type?.offerings.find((o) => offeringAllowed(o, podClass.zone, podClass.capacityType));
+      if (type === undefined || offering === undefined) continue;
+      let copies = perNode;
+      for (let r = 0; r < podClass.requests.length; r++) {
+        const request = podClass.requests[r] ?? 0;
+        if (request > 0) copies = Math.min(copies, Math.floor(((type.allocatable[r] ?? 0) - (type.daemonOverhead[r] ?? 0)) / request));
+      }
+      if (copies >= 1) best = Math.min(best, offering.price / copies);
+    }
+  }
+  return best;
+}
+
+export function podValue(requests: Vec, prices: Vec): number {
+  return dot(requests, prices);
+}

@@ -1,0 +1,147 @@
+// NodePools and the instance types each can launch, prepared once per solve: pool
+// requirements applied to types and offerings, DaemonSet overhead per type, limits.
+import { awsInstanceTypeLabelKeys, LabelKey } from '../scheduling/labels';
+import { matches, type Requirement } from '../scheduling/requirement';
+import { intersectRequirements, parseRequirements, requirementsFromLabels, type Requirements } from '../scheduling/requirements';
+import { toleratesAll, type Taint } from '../scheduling/taints';
+import { add, subtract, type Dims, type Vec } from './dims';
+import type { DaemonSetInput, NodePoolInput } from './input';
+
+export interface Offering {
+  readonly zone: string;
+  readonly capacityType: string;
+  readonly price: number;
+}
+
+export interface PoolType {
+  /** Position in the pool's `types`, used for bitsets. */
+  readonly index: number;
+  readonly name: string;
+  /** Type labels plus the pool's template labels and karpenter.sh/nodepool. */
+  readonly labels: Readonly<Record<string, string>>;
+  readonly capacity: Vec;
+  readonly allocatable: Vec;
+  /** Requests of the DaemonSet pods that will run on a node of this type in this pool. */
+  readonly daemonOverhead: Vec;
+  readonly daemonPorts: readonly string[];
+  /** Available offerings the pool allows, cheapest first (then zone, capacity type). */
+  readonly offerings: readonly Offering[];
+}
+
+export interface Pool {
+  readonly order: number;
+  readonly name: string;
+  readonly weight: number;
+  readonly requirements: Requirements;
+  readonly templateLabels: Readonly<Record<string, string>>;
+  readonly taints: readonly Taint[];
+  readonly types: readonly PoolType[];
+  /** Label keys whose value is decided by the instance type (filter types, not nodes). */
+  readonly typeKeys: ReadonlySet<string>;
+  /** Dimensions with a limit, and what is left of it; mutated as claims are planned. */
+  readonly limited: readonly number[];
+  readonly headroom: Vec;
+  nodesHeadroom: number;
+  /** Why the pool cannot launch anything at all, if so (e.g. invalid requirements). */
+  readonly invalid?: string;
+}
+
+export function hostPortKey(port: { port: number; protocol: string; hostIP: string }): string {
+  return `${port.protocol}/${port.hostIP === '' ? '0.0.0.0' : port.hostIP}/${port.port}`;
+}
+
+/** Whether a node with these labels satisfies these requirements, key by key. */
+export function labelsMatch(requirements: Requirements, labels: Readonly<Record<string, string>>, keys?: ReadonlySet<string>): boolean {
+  for (const key of Object.keys(requirements)) {
+    if (keys !== undefined && !keys.has(key)) continue;
+    const requirement = requirements[key];
+    if (requirement !== undefined && !matches(requirement, labels[key])) return false;
+  }
+  return true;
+}
+
+export function offeringAllowed(offering: Offering, zone: Requirement | undefined, capacityType: Requirement | undefined): boolean {
+  return (zone === undefined || matches(zone, offering.zone)) && (capacityType === undefined || matches(capacityType, offering.capacityType));
+}
+
+interface DaemonModel {
+  readonly requests: Vec;
+  readonly requirementTerms: readonly Requirements[];
+  readonly daemon: DaemonSetInput;
+  readonly ports: readonly string[];
+}
+
+export function daemonModels(daemonSets: readonly DaemonSetInput[], dims: Dims): DaemonModel[] {
+  return daemonSets.map((daemon) => {
+    const selector = requirementsFromLabels(daemon.nodeSelector);
+    const terms = daemon.requiredNodeAffinity.length === 0 ? [[]] : daemon.requiredNodeAffinity;
+    const requirementTerms = terms.flatMap((term) => {
+      const parsed = parseRequirements(term);
+      return parsed.ok ? [intersectRequirements(selector, parsed.requirements)] : [];
+    });
+    return { requests: dims.vector(daemon.requests, 'up'), requirementTerms, daemon, ports: daemon.hostPorts.map(hostPortKey) };
+  });
+}
+
+/** Whether a DaemonSet pod would run on a node with these labels and taints. */
+export function daemonRunsOn(model: DaemonModel, labels: Readonly<Record<string, string>>, taints: readonly Taint[]): boolean {
+  if (!toleratesAll(taints, model.daemon.tolerations).ok) return false;
+  return model.requirementTerms.some((term) => labelsMatch(term, labels));
+}
+
+export function buildPools(inputs: readonly NodePoolInput[], dims: Dims, daemons: readonly DaemonModel[]): Pool[] {
+  const sorted = [...inputs].sort((a, b) => b.weight - a.weight || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return sorted.map((input, order) => buildPool(input, order, dims, daemons));
+}
+
+function buildPool(input: NodePoolInput, order: number, dims: Dims, daemons: readonly DaemonModel[]): Pool {
+  const parsed = parseRequirements(input.requirements);
+  const templateLabels = { ...input.labels, [LabelKey.nodePool]: input.name };
+  const requirements = parsed.ok ? intersectRequirements(parsed.requirements, requirementsFromLabels(templateLabels)) : {};
+  const limits = dims.vector(input.limits, 'down');
+  const usage = dims.vector(input.usage, 'up');
+  const limited = dims.names.map((name, i) => (input.limits[name] === undefined ? -1 : i)).filter((i) => i >= 0);
+  const nodesLimit = input.limits.nodes === undefined ? Infinity : Number(input.limits.nodes);
+  const nodesUsed = input.usage.nodes === undefined ? 0 : Number(input.usage.nodes);
+  const typeKeys = new Set<string>([LabelKey.instanceType, LabelKey.arch, LabelKey.os, LabelKey.region, ...awsInstanceTypeLabelKeys]);
+  for (const type of input.instanceTypes) for (const key of Object.keys(type.labels)) typeKeys.add(key);
+  typeKeys.delete(LabelKey.zone);
+  typeKeys.delete(LabelKey.capacityType);
+
+  const zone = requirements[LabelKey.zone];
+  const capacityType = requirements[LabelKey.capacityType];
+  const types: PoolType[] = [];
+  const byName = [...input.instanceTypes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const type of byName) {
+    const labels = { ...type.labels, ...templateLabels };
+    if (!labelsMatch(requirements, labels, typeKeys)) continue;
+    const offerings = type.offerings
+      .filter((o) => o.available && offeringAllowed(o, zone, capacityType))
+      .map((o) => ({ zone: o.zone, capacityType: o.capacityType, price: o.price }))
+      .sort((a, b) => a.price - b.price || cmp(a.zone, b.zone) || cmp(a.capacityType, b.capacityType));
+    if (offerings.length === 0) continue;
+    const running = daemons.filter((d) => daemonRunsOn(d, labels, input.taints));
+    const daemonOverhead = running.reduce((sum, d) => add(sum, d.requests), dims.zero());
+    types.push({
+      index: types.length, name: type.name, labels,
+      capacity: dims.vector(type.capacity, 'down'), allocatable: dims.vector(type.allocatable, 'down'),
+      daemonOverhead, daemonPorts: running.flatMap((d) => d.ports), offerings,
+    });
+  }
+  return {
+    order, name: input.name, weight: input.weight, requirements, templateLabels, taints: input.taints, types, typeKeys,
+    limited, headroom: subtract(limits, usage), nodesHeadroom: nodesLimit - nodesUsed,
+    ...(parsed.ok ? {} : { invalid: `NodePool ${input.name} has invalid requirements: ${parsed.reason}` }),
+  };
+}
+
+export function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Whether launching this type stays within the pool's remaining limits. */
+export function withinLimits(pool: Pool, capacity: Vec): boolean {
+  if (pool.nodesHeadroom < 1) return false;
+  for (const i of pool.limited) if ((capacity[i] ?? 0) > (pool.headroom[i] ?? 0)) return false;
+  return true;
+}

@@ -1,0 +1,43 @@
+// Label selectors (metav1.LabelSelector) for topology spread and pod (anti-)affinity.
+import type { LabelSelector } from './input';
+
+type Labels = Readonly<Record<string, string>>;
+
+/** Kubernetes semantics: a missing selector matches nothing; `{}` matches everything. */
+export function selectorMatches(selector: LabelSelector | undefined, labels: Labels): boolean {
+  if (selector === undefined) return false;
+  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
+    if (labels[key] !== value) return false;
+  }
+  for (const expression of selector.matchExpressions ?? []) {
+    const value = labels[expression.key];
+    const values = expression.values ?? [];
+    switch (expression.operator) {
+      case 'In': if (value === undefined || !values.includes(value)) return false; break;
+      case 'NotIn': if (value !== undefined && values.includes(value)) return false; break;
+      case 'Exists': if (value === undefined) return false; break;
+      case 'DoesNotExist': if (value !== undefined) return false; break;
+      default: {
+        const unexpected: never = expression.operator;
+        throw new Error(`unexpected selector operator ${String(unexpected)}`);
+      }
+    }
+  }
+  return true;
+}
+
+/** matchLabelKeys: the pod's own values for those keys join the selector (KEP-3243). */
+export function withMatchLabelKeys(selector: LabelSelector | undefined, keys: readonly string[], labels: Labels): LabelSelector | undefined {
+  if (selector === undefined || keys.length === 0) return selector;
+  const extra = keys.filter((key) => labels[key] !== undefined).map((key) => ({ key, operator: 'In' as const, values: [labels[key] ?? ''] }));
+  return { ...selector, matchExpressions: [...(selector.matchExpressions ?? []), ...extra] };
+}
+
+export function describeSelector(selector: LabelSelector | undefined): string {
+  if (selector === undefined) return '<none>';
+  const parts = [
+    ...Object.entries(selector.matchLabels ?? {}).map(([key, value]) => `${key}=${value}`),
+    ...(selector.matchExpressions ?? []).map((e) => `${e.key} ${e.operator}${e.values === undefined ? '' : ` [${e.values.join(', ')}]`}`),
+  ];
+  return parts.length === 0 ? '<all>' : parts.join(',');
+}

@@ -1,0 +1,233 @@
+// solve(input) → plan: the packing core (ARCHITECTURE.md "The packing core").
+//
+// Order of placement, as Karpenter's (karpenter.md §1.6): existing nodes first (first
+// fit, by name), then in-flight NodeClaims (fewest pods first), then claims planned in
+// this solve, then new claims (fill.ts). Pods that fail everywhere are relaxed one
+// preference at a time (preferences.ts) and retried; when nothing is left to relax they
+// are reported with the reason of their last attempt.
+//
+// Pure and deterministic: no clock, no randomness, no I/O; every sort ends in a unique
+// tie-breaker (the pod's namespace/name, a pool's or type's name); claim names are
+// derived from their contents.
+import { buildClass, classKey, podValue, standaloneCost, type ClassBuildContext, type PodClass } from './classes';
+import { addToClaimMutating, canAddToClaim, finalizeClaimMutating, restoreTargetMutating, retargetMutating, type Claim } from './claim';
+import { topologyOf, type SolveContext } from './context';
+import { addToFixedMutating, canAddToFixed, domainOfFixed, existingNode, inFlightNode, type FixedNode } from './fixed-nodes';
+import { openForSeedMutating, remainingOf, type PackState } from './fill';
+import { solveFluid } from './fluid';
+import { Dims, subtract } from './dims';
+import type { PackingInput, PendingPod } from './input';
+import { buildPlan } from './output';
+import type { Plan } from './plan';
+import { buildPools, cmp, daemonModels } from './pools';
+import { effectiveSpec, relax, type EffectiveSpec } from './preferences';
+import { Topology } from './topology';
+
+interface QueuedPod {
+  readonly key: string;
+  readonly pod: PendingPod;
+  readonly spec: EffectiveSpec;
+  readonly podClass: PodClass;
+}
+
+function resourceNames(input: PackingInput): Set<string> {
+  const names = new Set<string>();
+  const addAll = (record: Readonly<Record<string, string>> | undefined): void => {
+    for (const name of Object.keys(record ?? {})) names.add(name);
+  };
+  input.pods.forEach((p) => addAll(p.requests));
+  input.daemonSets.forEach((d) => addAll(d.requests));
+  input.existingNodes.forEach((n) => { addAll(n.allocatable); n.pods.forEach((p) => addAll(p.requests)); });
+  input.inFlightClaims.forEach((c) => { addAll(c.allocatable); c.pods.forEach((p) => addAll(p.requests)); });
+  input.nodePools.forEach((p) => {
+    addAll(p.limits);
+    addAll(p.usage);
+    p.instanceTypes.forEach((t) => { addAll(t.capacity); addAll(t.allocatable); });
+  });
+  return names;
+}
+
+export function podKey(pod: { namespace: string; name: string }): string {
+  return `${pod.namespace}/${pod.name}`;
+}
+
+export function solve(input: PackingInput): Plan {
+  const dims = new Dims(resourceNames(input));
+  const pools = buildPools(input.nodePools, dims, daemonModels(input.daemonSets, dims));
+  const topology = new Topology();
+
+  // Duplicate pod names would make the plan ambiguous: the first one wins.
+  const seen = new Set<string>();
+  const pods = [...input.pods].sort((a, b) => cmp(podKey(a), podKey(b))).filter((pod) => {
+    const key = podKey(pod);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  for (const pod of pods) topology.register(pod, effectiveSpec(pod));
+  for (const node of [...input.existingNodes, ...input.inFlightClaims]) {
+    for (const pod of node.pods) for (const term of pod.antiAffinity) topology.termGroup('anti', term, pod);
+  }
+
+  const existing = input.existingNodes.map((n) => existingNode(n, dims)).sort((a, b) => cmp(a.name, b.name));
+  const inFlight = input.inFlightClaims.map((c) => inFlightNode(c, pools, dims)).sort((a, b) => cmp(a.name, b.name));
+  countBoundPods(topology, input, existing, inFlight);
+
+  // Fluid-LP prices over every pod's demand and every type's usable capacity.
+  const demand = dims.zero();
+  for (const pod of pods) demand.set(demand.map((v, i) => v + (dims.vector({ ...pod.requests, pods: '1' }, 'up')[i] ?? 0)));
+  const catalog = pools.flatMap((p) => p.types);
+  const fluid = solveFluid(catalog.map((t) => subtract(t.allocatable, t.daemonOverhead)), catalog.map((t) => t.offerings[0]?.price ?? 0), demand);
+
+  const context: SolveContext = {
+    dims, pools, topology, prices: fluid.prices,
+    existingZones: existing.flatMap((n) => (n.labels['topology.kubernetes.io/zone'] === undefined ? [] : [{ zone: n.labels['topology.kubernetes.io/zone'], labels: n.labels }])),
+    classTopology: new Map(), universes: new Map(),
+  };
+  const build: ClassBuildContext = { dims, pools, compatCache: new Map() };
+  const classes = new Map<string, PodClass>();
+  const classOf = (pod: PendingPod, spec: EffectiveSpec): PodClass => {
+    const probe = classKey(pod, spec);
+    let podClass = classes.get(probe);
+    if (podClass === undefined) {
+      podClass = buildClass(classes.size, pod, spec, build);
+      // Without prices (no demand, or free capacity) fall back to cpu then memory.
+      const standalone = standaloneCost(podClass, pools, topologyOf(context, podClass).perNode);
+      // Unschedulable classes (no fitting type) and free capacity fall back to the fluid value, then cpu.
+      podClass.value = Number.isFinite(standalone) && standalone > 0 ? standalone
+        : podValue(podClass.requests, fluid.prices) || (podClass.requests[0] ?? 0) * 1e-3 + (podClass.requests[1] ?? 0) * 1e-12;
+      classes.set(probe, podClass);
+    }
+    return podClass;
+  };
+
+  const state: PackState = { queues: new Map(), activeByPool: [], claims: [], typeChoice: new Map(), waiting: 0 };
+  const unschedulable = new Map<string, string>();
+  let queue: QueuedPod[] = pods.map((pod) => {
+    const spec = effectiveSpec(pod);
+    return { key: podKey(pod), pod, spec, podClass: classOf(pod, spec) };
+  });
+
+  for (let round = 0; queue.length > 0; round++) {
+    queue.sort((a, b) => b.podClass.value - a.podClass.value
+      || (b.podClass.requests[0] ?? 0) - (a.podClass.requests[0] ?? 0)
+      || (b.podClass.requests[1] ?? 0) - (a.podClass.requests[1] ?? 0)
+      || cmp(a.key, b.key));
+    const waiting = queue.filter((item) => !placeOnFixedMutating(item, existing, inFlight, context)
+      && !(round > 0 && placeOnPlannedMutating(item, state.claims, context)));
+    const failures = packNewClaimsMutating(waiting, state, context);
+    queue = [];
+    for (const item of waiting) {
+      const reason = failures.get(item.key);
+      if (reason === undefined) continue;
+      const relaxed = relax(item.spec);
+      if (relaxed === undefined) unschedulable.set(item.key, reason);
+      else queue.push({ ...item, spec: relaxed.spec, podClass: classOf(item.pod, relaxed.spec) });
+    }
+  }
+
+  const finals = state.claims.filter((c) => c.pods.length > 0).map((claim) => finalizeClaimMutating(claim, input.maxInstanceTypes));
+  return buildPlan({ finals, existing, inFlight, unschedulable, dims });
+}
+
+function countBoundPods(topology: Topology, input: PackingInput, existing: readonly FixedNode[], inFlight: readonly FixedNode[]): void {
+  const byName = new Map([...existing, ...inFlight].map((n) => [`${n.kind}/${n.name}`, n]));
+  const count = (kind: FixedNode['kind'], name: string, pods: PackingInput['existingNodes'][number]['pods']): void => {
+    const node = byName.get(`${kind}/${name}`);
+    if (node === undefined) return;
+    for (const pod of pods) {
+      const owns = pod.antiAffinity.map((term) => topology.termGroup('anti', term, pod));
+      topology.recordMutating({ matching: topology.matchingGroups(pod) }, owns, (key) => domainOfFixed(node, key));
+    }
+  };
+  input.existingNodes.forEach((n) => count('existing', n.name, n.pods));
+  input.inFlightClaims.forEach((c) => count('inFlight', c.name, c.pods));
+}
+
+function placeOnFixedMutating(item: QueuedPod, existing: readonly FixedNode[], inFlight: FixedNode[], context: SolveContext): boolean {
+  for (const node of existing) {
+    if (canAddToFixed(node, item.podClass, context).ok) {
+      addToFixedMutating(node, item.podClass, item.key, context);
+      return true;
+    }
+  }
+  // Karpenter tries in-flight claims with the fewest pods first (spreads new pods out).
+  const ordered = inFlight.length > 1 ? [...inFlight].sort((a, b) => a.podCount - b.podCount || cmp(a.name, b.name)) : inFlight;
+  for (const node of ordered) {
+    if (canAddToFixed(node, item.podClass, context).ok) {
+      addToFixedMutating(node, item.podClass, item.key, context);
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Relaxed pods may join claims already planned (fewest pods first). */
+function placeOnPlannedMutating(item: QueuedPod, claims: readonly Claim[], context: SolveContext): boolean {
+  const ordered = [...claims].sort((a, b) => a.pods.length - b.pods.length || a.id - b.id);
+  for (const claim of ordered) {
+    let proposal = canAddToClaim(claim, item.podClass, context);
+    if (!proposal.ok) {
+      // A bigger type may hold it; keep the old target if the pod still does not fit.
+      const previous = claim.target;
+      const reservation = claim.reservation;
+      if (!retargetMutating(claim, item.podClass, context)) continue;
+      proposal = canAddToClaim(claim, item.podClass, context);
+      if (!proposal.ok) {
+        restoreTargetMutating(claim, previous, reservation);
+        continue;
+      }
+    }
+    addToClaimMutating(claim, item.podClass, proposal, item.key, context);
+    return true;
+  }
+  return false;
+}
+
+/** Opens claims seeded in queue order; returns the reason for each pod left over. */
+function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, context: SolveContext): Map<string, string> {
+  state.queues.clear();
+  for (const item of waiting) {
+    let classQueue = state.queues.get(item.podClass.id);
+    if (classQueue === undefined) {
+      classQueue = { podClass: item.podClass, pods: [], head: 0 };
+      state.queues.set(item.podClass.id, classQueue);
+    }
+    classQueue.pods.push(item.key);
+  }
+  state.waiting = waiting.length;
+  state.typeChoice.clear();
+  state.activeByPool.length = 0;
+  const byValue = [...state.queues.values()].sort((a, b) => b.podClass.value - a.podClass.value || a.podClass.id - b.podClass.id);
+  for (const pool of context.pools) state.activeByPool.push(byValue.filter((q) => q.podClass.feasibility[pool.order]?.ok === true));
+
+  const placed = new Set<string>();
+  const failures = new Map<string, string>();
+  for (const item of waiting) {
+    if (placed.has(item.key) || failures.has(item.key)) continue;
+    const classQueue = state.queues.get(item.podClass.id);
+    if (classQueue === undefined || remainingOf(classQueue) <= 0 || classQueue.pods[classQueue.head] !== item.key) continue;
+    const result = openForSeedMutating(classQueue, state, context, placed);
+    if (!result.ok) {
+      // This pod fails here; its class-mates get their own attempt later.
+      classQueue.head += 1;
+      state.waiting -= 1;
+      failures.set(item.key, describeFailure(result.reasons, item.podClass, context));
+    }
+    compactActive(state);
+  }
+  return failures;
+}
+
+function compactActive(state: PackState): void {
+  for (let i = 0; i < state.activeByPool.length; i++) {
+    const list = state.activeByPool[i];
+    if (list !== undefined && list.some((q) => remainingOf(q) <= 0)) state.activeByPool[i] = list.filter((q) => remainingOf(q) > 0);
+  }
+}
+
+function describeFailure(reasons: readonly string[], podClass: PodClass, context: SolveContext): string {
+  const requested = context.dims.describe(podClass.requests);
+  if (context.pools.length === 0) return `no NodePool exists to launch a node (requests ${requested})`;
+  return `no NodePool can launch a node for it (requests ${requested}): ${reasons.join('; ')}`;
+}
