@@ -1,4 +1,5 @@
 import { type Command } from 'commander';
+import { startDevAutonode, type DevAutonode } from '../dev/environment';
 import { startStack, type LocalStack } from '../stack/launcher';
 
 /**
@@ -11,13 +12,16 @@ export function registerDevCommand(program: Command): void {
     .description('run the local stack (etcd, management + guest kube-apiservers, controller-manager, scheduler, kwok, moto, Temporal) until Ctrl-C')
     .option('--dir <dir>', 'directory for certificates, kubeconfigs and logs (default: a new temp dir)')
     .option('--exit-after-start', 'stop again as soon as everything is up (a smoke check)')
-    .action(async (opts: { dir?: string; exitAfterStart?: boolean }) => {
+    .option('--no-autonode', 'only the stack: no workers, watch workflow or simulated kubelets')
+    .action(async (opts: { dir?: string; exitAfterStart?: boolean; autonode: boolean }) => {
       const t0 = Date.now();
       const say = (line: string) => process.stdout.write(`[autonode dev] ${line}\n`);
       say('starting the local stack…');
       const stack = await startStack({ dir: opts.dir, log: say });
-      const stopOnce = stopOnSignals(stack, say);
+      let autonode: DevAutonode | undefined;
+      const stopOnce = stopOnSignals(stack, say, async () => autonode?.stop());
       const { info } = stack;
+      if (opts.autonode) autonode = await startDevAutonode(info, say);
       say(`ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
       process.stdout.write(
         [
@@ -30,6 +34,15 @@ export function registerDevCommand(program: Command): void {
           `  logs            ${info.dir}/logs`,
           `  stack file      ${stack.infoFile}`,
           '',
+          ...(autonode
+            ? [
+                `  autonode runs for cluster "${autonode.cluster.name}" (EC2NodeClass "${autonode.nodeClassName}"). Try:`,
+                `    kubectl --kubeconfig ${info.guest.kubeconfigPath} apply -f k8s/examples/nodeclaim.yaml`,
+                `    kubectl --kubeconfig ${info.guest.kubeconfigPath} get nodeclaims,nodes,csr`,
+                `    kubectl --kubeconfig ${info.guest.kubeconfigPath} get events -A --field-selector source=karpenter`,
+                '',
+              ]
+            : []),
           '  Ctrl-C stops everything.',
           '',
         ].join('\n'),
@@ -39,11 +52,12 @@ export function registerDevCommand(program: Command): void {
 }
 
 /** Stops the stack on SIGINT/SIGTERM, and kills what is left if the process exits anyway. */
-export function stopOnSignals(stack: LocalStack, say: (line: string) => void): () => Promise<void> {
+export function stopOnSignals(stack: LocalStack, say: (line: string) => void, before: () => Promise<void> = async () => undefined): () => Promise<void> {
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
       say('stopping…');
+      await before().catch((err: unknown) => say(`stopping autonode: ${err instanceof Error ? err.message : String(err)}`));
       await stack.stop();
       say('stopped');
     })();

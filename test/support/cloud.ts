@@ -5,15 +5,8 @@
  * sharing one moto never see each other's machines.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  CreateSecurityGroupCommand,
-  CreateSubnetCommand,
-  CreateTagsCommand,
-  CreateVpcCommand,
-  DescribeImagesCommand,
-  DescribeInstancesCommand,
-  type EC2Client,
-} from '@aws-sdk/client-ec2';
+import { DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import { createClusterNetwork } from '../../starter/dev/ec2-fixtures';
 import { loadStackInfo } from './stack';
 import { startEc2FaultProxy, type Ec2FaultProxy } from './ec2-fault-proxy';
 import {
@@ -80,40 +73,9 @@ export async function startCloudHarness(): Promise<CloudHarness> {
   };
 }
 
-async function createFixtures(ec2: EC2Client, clusterName: string): Promise<CloudHarness['fixtures']> {
-  const discoveryTag = { 'karpenter.sh/discovery': clusterName };
-  const tags = [{ Key: 'karpenter.sh/discovery', Value: clusterName }];
-  const octet = 10 + Math.floor(Math.random() * 200);
-  const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: `10.${octet}.0.0/16` }));
-  const vpcId = vpc.Vpc?.VpcId;
-  if (!vpcId) throw new Error('moto returned no VPC id');
-  const subnetIds: string[] = [];
-  for (const [index, zone] of ZONES.entries()) {
-    const subnet = await ec2.send(
-      new CreateSubnetCommand({
-        VpcId: vpcId,
-        CidrBlock: `10.${octet}.${index}.0/24`,
-        AvailabilityZone: zone,
-        TagSpecifications: [{ ResourceType: 'subnet', Tags: tags }],
-      }),
-    );
-    if (!subnet.Subnet?.SubnetId) throw new Error('moto returned no subnet id');
-    subnetIds.push(subnet.Subnet.SubnetId);
-  }
-  const sg = await ec2.send(
-    new CreateSecurityGroupCommand({
-      GroupName: `${clusterName}-nodes`,
-      Description: 'autonode integration test',
-      VpcId: vpcId,
-      TagSpecifications: [{ ResourceType: 'security-group', Tags: tags }],
-    }),
-  );
-  if (!sg.GroupId) throw new Error('moto returned no security group id');
-  const images = await ec2.send(new DescribeImagesCommand({ Owners: ['amazon'], Filters: [{ Name: 'architecture', Values: ['x86_64'] }] }));
-  const imageId = images.Images?.find((i) => (i.Platform ?? '').toLowerCase() !== 'windows')?.ImageId ?? images.Images?.[0]?.ImageId;
-  if (!imageId) throw new Error('moto has no x86_64 AMI');
-  await ec2.send(new CreateTagsCommand({ Resources: [imageId], Tags: tags }));
-  return { vpcId, subnetIds, securityGroupId: sg.GroupId, imageId, discoveryTag };
+function createFixtures(ec2: EC2Client, clusterName: string): Promise<CloudHarness['fixtures']> {
+  // A random /16 per test file: files share one moto, and equal addresses would mean equal node names.
+  return createClusterNetwork(ec2, { clusterName, zones: ZONES, octet: 10 + Math.floor(Math.random() * 200) });
 }
 
 /** A node class selecting this harness's fixtures by the discovery tag. */
