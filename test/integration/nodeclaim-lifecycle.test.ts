@@ -132,4 +132,84 @@ describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto +
     expect(result.end).toEqual({ kind: 'disrupted', reason: 'test: drain behind a PDB' });
     expect(await lh.claims.get(name)).toBeUndefined();
   });
+
+  async function initializedNode(name: string): Promise<{ nodeName: string; instanceId: string }> {
+    return eventually('the node to be initialized', async () => {
+      const c = await lh.claims.get(name);
+      const ok = c?.status?.conditions?.some((x) => x.type === 'Initialized' && x.status === 'True');
+      const instanceId = c?.status?.providerID?.split('/').pop();
+      return ok && c?.status?.nodeName && instanceId ? { nodeName: c.status.nodeName, instanceId } : undefined;
+    });
+  }
+
+  it('denies forged CSRs naming its node, each with the failed check and a karpenter Event', async () => {
+    const name = `lc-${lh.id}-forged`;
+    const uid = await lh.createNodeClaim(name);
+    const handle = await lh.startLifecycle(name, uid);
+    const { instanceId } = await initializedNode(name);
+    const kubelet = lh.fleet.kubeletFor(instanceId);
+    if (!kubelet) throw new Error(`no simulated kubelet for ${instanceId}`);
+
+    const forged = {
+      'foreign-ip-san': await kubelet.forgeCsr('foreign-ip-san'),
+      'extra-usages': await kubelet.forgeCsr('extra-usages'),
+      'second-client-csr': await kubelet.forgeCsr('second-client-csr'),
+    };
+    // what the watcher does for each new CSR naming one of our nodes
+    for (const csr of Object.values(forged)) await handle.signal('csrCreated', csr);
+
+    const expected: Record<keyof typeof forged, RegExp> = {
+      'foreign-ip-san': /^ipSan: /,
+      'extra-usages': /^usages: /,
+      'second-client-csr': /^notYetRegistered: /,
+    };
+    for (const [kind, csrName] of Object.entries(forged) as [keyof typeof forged, string][]) {
+      const csr = await eventually(`${kind} to be decided`, async () => {
+        const c = await lh.guest.certificates.readCertificateSigningRequest({ name: csrName });
+        return c.status?.conditions?.length ? c : undefined;
+      });
+      expect(csr.status?.conditions?.map((c) => [c.type, c.reason])).toEqual([['Denied', 'AutoNodeDenied']]);
+      expect(csr.status?.conditions?.[0]?.message).toMatch(expected[kind]);
+      expect(csr.status?.certificate).toBeFalsy();
+      const events = await lh.guest.core.listEventForAllNamespaces({ fieldSelector: `source=karpenter,involvedObject.name=${csrName}` });
+      expect(events.items.map((e) => [e.type, e.reason])).toEqual([['Warning', 'CSRDenied']]);
+    }
+    await handle.executeUpdate('disrupt', { args: [{ reason: 'test done' }] });
+    await handle.result();
+  });
+
+  it('waits for a do-not-disrupt pod until terminationGracePeriod, then deletes it and terminates', async () => {
+    const name = `lc-${lh.id}-dnd`;
+    const uid = await lh.createNodeClaim(name, { terminationGracePeriod: '12s' });
+    const handle = await lh.startLifecycle(name, uid);
+    const { nodeName } = await initializedNode(name);
+    const namespace = `dnd-${lh.id}`;
+    await lh.guest.core.createNamespace({ body: { metadata: { name: namespace } } });
+    await lh.guest.core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: 'precious', annotations: { 'karpenter.sh/do-not-disrupt': 'true' } },
+        spec: { nodeName, containers: [{ name: 'c', image: 'busybox' }] },
+      },
+    });
+    await eventually('kwok to run the pod', async () => (await lh.guest.core.readNamespacedPod({ namespace, name: 'precious' })).status?.phase === 'Running');
+
+    const disruptedAt = Date.now();
+    await handle.executeUpdate('disrupt', { args: [{ reason: 'test: do-not-disrupt until the deadline' }] });
+    const waiting = await eventually('the drain to wait for the do-not-disrupt pod', async () => {
+      const s = await handle.query<NodeClaimStatusView>('status');
+      return s.phase === 'Draining' && s.lastError?.includes('do-not-disrupt') ? s : undefined;
+    });
+    expect(waiting.lastError).toContain(`${namespace}/precious`);
+    // the pod is untouched while the grace period runs
+    await new Promise((r) => setTimeout(r, 4000));
+    const pod = await lh.guest.core.readNamespacedPod({ namespace, name: 'precious' });
+    expect(pod.metadata?.deletionTimestamp).toBeUndefined();
+
+    const result = await handle.result();
+    expect(result.end).toEqual({ kind: 'disrupted', reason: 'test: do-not-disrupt until the deadline' });
+    // not before the grace period ran out
+    expect(Date.now() - disruptedAt).toBeGreaterThanOrEqual(12_000);
+    await eventually('the pod to be gone', async () => (await lh.guest.core.listNamespacedPod({ namespace })).items.length === 0);
+  });
 });

@@ -46,7 +46,7 @@ export interface LifecycleHarness {
   nodeClassName: string;
   /** this harness's own task queues: test files sharing one Temporal never take each other's tasks */
   taskQueues: TaskQueues;
-  createNodeClaim(name: string): Promise<string>;
+  createNodeClaim(name: string, spec?: { terminationGracePeriod?: string }): Promise<string>;
   startLifecycle(name: string, uid: string, timeouts?: NodeClaimWorkflowInput['timeouts']): ReturnType<TemporalHarness['client']['workflow']['start']>;
   instanceState(instanceId: string): Promise<string | undefined>;
   close(): Promise<void>;
@@ -119,7 +119,7 @@ export async function startLifecycleHarness(): Promise<LifecycleHarness> {
     silent,
     nodeClassName,
     taskQueues,
-    async createNodeClaim(name) {
+    async createNodeClaim(name, extra = {}) {
       await guest.customObjects.createClusterCustomObject({
         group: 'karpenter.sh',
         version: 'v1',
@@ -135,6 +135,7 @@ export async function startLifecycleHarness(): Promise<LifecycleHarness> {
               { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
             ],
             expireAfter: 'Never',
+            ...extra,
           },
         },
       });
