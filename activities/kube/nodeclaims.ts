@@ -1,7 +1,7 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { type Condition } from '../../core/api';
-import { setCondition, type ConditionUpdate } from '../../core/lifecycle';
+import { setCondition, withReadyCondition, type ConditionUpdate } from '../../core/lifecycle';
 import { type KubeClients } from './clients';
 import { isNotFound } from './errors';
 
@@ -132,6 +132,7 @@ export class NodeClaimStore {
   async patchStatus(claim: StoredNodeClaim, patch: NodeClaimStatusPatch, nowIso: string): Promise<StoredNodeClaim> {
     let conditions: Condition[] = claim.status?.conditions ?? [];
     for (const update of patch.conditions ?? []) conditions = setCondition(conditions, update, nowIso, claim.metadata.generation);
+    if (patch.conditions) conditions = withReadyCondition(conditions, nowIso, claim.metadata.generation);
     const { conditions: _ignored, ...fields } = patch;
     const status = { ...fields, ...(patch.conditions ? { conditions } : {}) };
     const patched = await this.kube.customObjects.patchClusterCustomObjectStatus(

@@ -30,3 +30,22 @@ export function setCondition(conditions: readonly Condition[], update: Condition
 export function conditionIsTrue(conditions: readonly Condition[] | undefined, type: string): boolean {
   return conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
 }
+
+/** The conditions that make up a NodeClaim's root `Ready` condition (as Karpenter's do). */
+export const READY_DEPENDENTS = ['Launched', 'Registered', 'Initialized'] as const;
+
+/**
+ * Derives the root `Ready` condition — what `kubectl get nodeclaims` shows in READY —
+ * from its dependents: True when all are True; False when one is False (its reason and
+ * message explain why); Unknown while any is still missing or Unknown.
+ */
+export function withReadyCondition(conditions: readonly Condition[], nowIso: string, generation?: number): Condition[] {
+  const dependents = READY_DEPENDENTS.map((type) => conditions.find((c) => c.type === type));
+  const failed = dependents.find((c) => c?.status === 'False');
+  const update: ConditionUpdate = dependents.every((c) => c?.status === 'True')
+    ? { type: 'Ready', status: 'True', reason: 'Ready', message: '' }
+    : failed
+      ? { type: 'Ready', status: 'False', reason: `${failed.type}${failed.reason ? `: ${failed.reason}` : ''}`.replace(/[^A-Za-z0-9]/g, '') || 'NotReady', message: failed.message ?? '' }
+      : { type: 'Ready', status: 'Unknown', reason: 'AwaitingReconciliation', message: `waiting for ${READY_DEPENDENTS.filter((_, i) => dependents[i]?.status !== 'True').join(', ')}` };
+  return setCondition(conditions, update, nowIso, generation);
+}

@@ -24,6 +24,7 @@ describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto +
       const ok = ['Launched', 'Registered', 'Initialized'].every((type) => c?.status?.conditions?.some((x) => x.type === type && x.status === 'True'));
       return ok ? c : undefined;
     });
+    expect(claim.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True'); // kubectl's READY column
     expect(claim.status?.providerID).toMatch(/^aws:\/\/\/us-east-1[a-c]\/i-[0-9a-f]+$/);
     expect(claim.metadata.finalizers).toContain('karpenter.sh/termination');
     expect(claim.metadata.labels?.['node.kubernetes.io/instance-type']).toBe('m5.large'); // the cheapest allowed type
@@ -211,5 +212,28 @@ describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto +
     // not before the grace period ran out
     expect(Date.now() - disruptedAt).toBeGreaterThanOrEqual(12_000);
     await eventually('the pod to be gone', async () => (await lh.guest.core.listNamespacedPod({ namespace })).items.length === 0);
+  });
+
+  it('ends with a typed insufficient-capacity result, and deletes the claim, when every allowed offering is exhausted', async () => {
+    const name = `lc-${lh.id}-ice`;
+    const pools = ['m5.large', 'm5.xlarge'].flatMap((instanceType) =>
+      ['us-east-1a', 'us-east-1b', 'us-east-1c'].map((zone) => ({ instanceType, zone, capacityType: 'on-demand' as const })),
+    );
+    lh.h.proxy.exhaust(pools);
+    try {
+      const uid = await lh.createNodeClaim(name);
+      const result: NodeClaimResult = await (await lh.startLifecycle(name, uid)).result();
+      expect(result.end.kind).toBe('insufficientCapacity');
+      if (result.end.kind !== 'insufficientCapacity') return;
+      expect(result.end.offerings.map((o) => `${o.instanceType}/${o.zone}/${o.capacityType}`).sort()).toEqual(
+        pools.map((p) => `${p.instanceType}/${p.zone}/${p.capacityType}`).sort(),
+      );
+      expect(result.instance).toBeUndefined();
+      expect(await lh.claims.get(name)).toBeUndefined();
+      const events = await lh.guest.core.listEventForAllNamespaces({ fieldSelector: `source=karpenter,involvedObject.name=${name}` });
+      expect(events.items.find((e) => e.type === 'Warning')?.message).toMatch(/insufficient capacity for m5\.large\/us-east-1a\/on-demand/);
+    } finally {
+      lh.h.proxy.reset();
+    }
   });
 });
