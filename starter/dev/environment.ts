@@ -12,6 +12,8 @@ import { watchWorkflowId } from '../../workflows/watch';
 import { bootstrapIdentitySource, catalogNodeShapes, clusterAccessOf, SimulatedKubeletFleet } from '../simkubelet';
 import { type StackInfo } from '../stack/types';
 import { installCrds } from './crds';
+import { writeAutonodeGuestKubeconfig } from './guest-identity';
+import { join } from 'node:path';
 import { createClusterNetwork } from './ec2-fixtures';
 
 export interface DevAutonode {
@@ -74,7 +76,8 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
     connection,
     client,
     namespace: temporal.namespace,
-    resolve: staticClusterResolver({ guestKubeconfigPath: stack.guest.kubeconfigPath, ec2ClientFor }),
+    // least privilege: the workers act as the `autonode` ServiceAccount of k8s/guest/rbac.yaml
+    resolve: staticClusterResolver({ guestKubeconfigPath: await writeAutonodeGuestKubeconfig(guest, join(stack.dir, 'guest', 'autonode.kubeconfig')), ec2ClientFor }),
     workflows: { workflowsPath: require.resolve('../../workflows') },
   });
   const running = runWorkers(workers);

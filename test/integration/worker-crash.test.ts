@@ -18,7 +18,7 @@ function startWorkerProcess(lh: LifecycleHarness, log: string[]): ChildProcess {
       HOME: process.env.HOME ?? '',
       TEMPORAL_ADDRESS: stack.temporal.address,
       TEMPORAL_NAMESPACE: stack.temporal.namespace,
-      AUTONODE_GUEST_KUBECONFIG: stack.guest.kubeconfigPath,
+      AUTONODE_GUEST_KUBECONFIG: lh.autonodeKubeconfigPath,
       AWS_ENDPOINT_URL_EC2: lh.h.proxy.endpoint,
       AWS_ACCESS_KEY_ID: 'testing',
       AWS_SECRET_ACCESS_KEY: 'testing',

@@ -2,6 +2,8 @@ import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
 import { KubeConfig } from '@kubernetes/client-node';
 import { type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { writeAutonodeGuestKubeconfig } from '../../starter/dev/guest-identity';
 import { createEc2ClientFactory, endpointPolicyFromEnv, staticCredentialsProvider } from '../../activities/cloud';
 import { staticClusterResolver } from '../../activities/cluster';
 import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activities/kube/clients';
@@ -46,6 +48,8 @@ export interface LifecycleHarness {
   nodeClassName: string;
   /** this harness's own task queues: test files sharing one Temporal never take each other's tasks */
   taskQueues: TaskQueues;
+  /** the guest kubeconfig of autonode's ServiceAccount (k8s/guest/rbac.yaml), as the workers use it */
+  autonodeKubeconfigPath: string;
   createNodeClaim(name: string, spec?: { terminationGracePeriod?: string }): Promise<string>;
   startLifecycle(name: string, uid: string, timeouts?: NodeClaimWorkflowInput['timeouts']): ReturnType<TemporalHarness['client']['workflow']['start']>;
   instanceState(instanceId: string): Promise<string | undefined>;
@@ -87,11 +91,13 @@ export async function startLifecycleHarness(): Promise<LifecycleHarness> {
     credentialsFor: staticCredentialsProvider({ accessKeyId: 'testing', secretAccessKey: 'testing' }),
     endpointPolicy: endpointPolicyFromEnv(process.env),
   });
+  const autonodeKubeconfigPath = await writeAutonodeGuestKubeconfig(guest, join(stack.dir, `autonode-${id}.kubeconfig`));
   const workers: Worker[] = await createAutonodeWorkers({
     connection: t.connection,
     client: t.client,
     namespace: t.namespace,
-    resolve: staticClusterResolver({ guestKubeconfigPath: stack.guest.kubeconfigPath, ec2ClientFor }),
+    // The workers act as autonode's own least-privileged identity (k8s/guest/rbac.yaml).
+    resolve: staticClusterResolver({ guestKubeconfigPath: autonodeKubeconfigPath, ec2ClientFor }),
     workflows: { workflowBundle: workflowBundle() },
     nodeClaimDefaults: lifecycleDefaults,
     taskQueues,
@@ -119,6 +125,7 @@ export async function startLifecycleHarness(): Promise<LifecycleHarness> {
     silent,
     nodeClassName,
     taskQueues,
+    autonodeKubeconfigPath,
     async createNodeClaim(name, extra = {}) {
       await guest.customObjects.createClusterCustomObject({
         group: 'karpenter.sh',
