@@ -14,6 +14,7 @@ import { type ClusterResolver } from '../cluster';
 import { attachedVolumes, drainPass, type DrainProgress } from '../kube/drain';
 import { createEventRecorder, type RecordEvent } from '../kube/events';
 import { NodeClaimStore, type StoredNodeClaim } from '../kube/nodeclaims';
+import { recordNodeClassResolution } from '../kube/nodeclasses';
 import { DISRUPTED_TAINT, INITIALIZED_LABEL, NODEPOOL_LABEL, NodeStore } from '../kube/nodes';
 
 /** Port: CSR review for one node (activities/kube/csr.ts implements it). */
@@ -120,6 +121,10 @@ export function createNodeClaimActivities(deps: NodeClaimActivityDeps) {
       );
       const nodeClass = NodeClassInputSchema.parse({ name: stored.metadata.name, spec: stored.spec });
       const resolution = await withCloudFailures(() => cloud.resolveNodeClass(nodeClass));
+      await recordNodeClassResolution(guest, nodeClassName, resolution, {
+        ...(nodeClass.spec.instanceProfile ? { instanceProfile: nodeClass.spec.instanceProfile } : {}),
+        nowIso: now().toISOString(),
+      });
       if (!resolution.ready) {
         const why = resolution.conditions.filter((c) => c.status !== 'True').map((c) => `${c.type}: ${c.message}`).join('; ');
         await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'NodeClassNotReady', message: why }] }, now().toISOString());

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -52,6 +53,20 @@ describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto +
     for (const csr of csrs) {
       expect(csr.status?.conditions?.map((c) => [c.type, c.reason])).toEqual([['Approved', 'AutoNodeApproved']]);
     }
+
+    // the EC2NodeClass says what it resolved to
+    const nodeClass = z
+      .object({
+        status: z.object({
+          conditions: z.array(z.object({ type: z.string(), status: z.string() })),
+          subnets: z.array(z.object({ id: z.string(), zone: z.string() })),
+          amis: z.array(z.object({ id: z.string() })),
+        }),
+      })
+      .parse(await lh.guest.customObjects.getClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: lh.nodeClassName }));
+    expect(nodeClass.status.conditions.filter((c) => c.status === 'True').map((c) => c.type).sort()).toEqual(['AMIsReady', 'Ready', 'SecurityGroupsReady', 'SubnetsReady', 'ValidationSucceeded']);
+    expect(nodeClass.status.subnets.map((s) => s.zone).sort()).toEqual(['us-east-1a', 'us-east-1b', 'us-east-1c']);
+    expect(nodeClass.status.amis.map((a) => a.id)).toEqual([lh.h.fixtures.imageId]);
 
     const status = await handle.query<NodeClaimStatusView>('status');
     expect(status.phase).toBe('Initialized');
