@@ -19,6 +19,8 @@ export interface StartStackOptions {
   log?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
   region?: string;
+  /** dynamic config for the Temporal dev server (ignored with TEMPORAL_ADDRESS) */
+  temporalDynamicConfig?: Record<string, string | number | boolean>;
 }
 
 /**
@@ -116,7 +118,14 @@ export async function startStack(options: StartStackOptions = {}): Promise<Local
     await run(motoProcess(binaries, logDir, ports));
 
     const t0 = Date.now();
-    temporal = await startTemporal({ binary: binaries.temporal, address: env.TEMPORAL_ADDRESS, namespace: env.TEMPORAL_NAMESPACE, dir, logDir });
+    temporal = await startTemporal({
+      binary: binaries.temporal,
+      address: env.TEMPORAL_ADDRESS,
+      namespace: env.TEMPORAL_NAMESPACE,
+      dir,
+      logDir,
+      ...(options.temporalDynamicConfig ? { dynamicConfig: options.temporalDynamicConfig } : {}),
+    });
     if (temporal.process) started.push(temporal.process);
     recordPids();
     log(`temporal ${temporal.managed ? 'dev server' : `at ${temporal.address}`} ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);

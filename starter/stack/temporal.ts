@@ -28,6 +28,8 @@ export async function startTemporal(o: {
   namespace: string | undefined;
   dir: string;
   logDir: string;
+  /** extra dynamic config for the dev server, e.g. a low continue-as-new threshold in tests */
+  dynamicConfig?: Record<string, string | number | boolean>;
 }): Promise<TemporalEndpoint> {
   const namespace = o.namespace ?? 'default';
   if (o.address) {
@@ -61,6 +63,7 @@ export async function startTemporal(o: {
       '--log-level', 'warn',
       '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true',
       '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
+      ...Object.entries(o.dynamicConfig ?? {}).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]),
       ...autonodeSearchAttributes.flatMap((key) => ['--search-attribute', `${key.name}=${cliType[key.type]}`]),
     ],
     logFile: join(o.logDir, 'temporal.log'),

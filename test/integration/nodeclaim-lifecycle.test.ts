@@ -251,4 +251,29 @@ describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto +
       lh.h.proxy.reset();
     }
   });
+
+  it('continues as new in the steady state and carries the node over', async () => {
+    // The test stack suggests continue-as-new at 150 history events (global-setup.ts).
+    const name = `lc-${lh.id}-can`;
+    const uid = await lh.createNodeClaim(name);
+    const handle = await lh.startLifecycle(name, uid);
+    const { nodeName, instanceId } = await initializedNode(name);
+    const first = (await handle.describe()).runId;
+    const later = await eventually('a continued-as-new run', async () => {
+      const d = await handle.describe();
+      return d.runId !== first && d.status.name === 'RUNNING' ? d : undefined;
+    }, 120_000);
+    expect(later.runId).not.toBe(first);
+    const status = await handle.query<NodeClaimStatusView>('status');
+    expect(status).toEqual(expect.objectContaining({ phase: 'Initialized', nodeName }));
+    expect(status.instance?.instanceId).toBe(instanceId);
+    const firstRun = await lh.t.client.workflow.getHandle(handle.workflowId, first).fetchHistory();
+    expect(firstRun.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
+
+    // the new run still owns the node's end
+    await lh.guest.core.deleteNode({ name: nodeName });
+    const result: NodeClaimResult = await handle.result();
+    expect(result.end).toEqual({ kind: 'deleted', by: 'node' });
+    expect(await lh.instanceState(instanceId)).toMatch(/shutting-down|terminated/);
+  });
 });

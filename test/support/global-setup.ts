@@ -3,6 +3,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startStack, type LocalStack } from '../../starter/stack/launcher';
 
+export const CONTINUE_AS_NEW_SUGGESTED_AT = 150;
+
 declare global {
   var __autonodeStack: LocalStack | undefined;
 }
@@ -19,7 +21,9 @@ export default async function globalSetup(): Promise<void> {
   // tracked in the notes, and repeating it in every test file only buries real output.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const say = (line: string) => process.stderr.write(`[stack] ${line}\n`);
-  const stack = await startStack({ log: say });
+  // A low continue-as-new threshold: long-lived workflows reach it within seconds, so the
+  // tests exercise the hand-over between runs that production sees after days.
+  const stack = await startStack({ log: say, temporalDynamicConfig: { 'limit.historyCount.suggestContinueAsNew': CONTINUE_AS_NEW_SUGGESTED_AT } });
   globalThis.__autonodeStack = stack;
   // Ctrl-C during a run: jest may never reach the teardown, so stop here too.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
