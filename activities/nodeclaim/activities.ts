@@ -1,6 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import { catalogInstanceTypes } from '../../core/instancetypes';
 import {
   EXPECTED_NODE_NAME_ANNOTATION,
   TERMINATION_FINALIZER,
@@ -131,11 +130,14 @@ export function createNodeClaimActivities(deps: NodeClaimActivityDeps) {
         throw ApplicationFailure.retryable(`EC2NodeClass ${nodeClassName} is not ready: ${why}`, 'NodeClassNotReady');
       }
       const amiFamily = nodeClass.spec.amiFamily === 'Custom' ? 'Custom' : 'AL2023';
-      const catalog = catalogInstanceTypes({ region: cluster.region, amiFamily, now: now().getTime() });
-      if (!catalog.ok) throw ApplicationFailure.nonRetryable(catalog.reason, 'Invalid');
-      const options = launchOptionsForClaim(claim.spec.requirements, catalog.instanceTypes);
+      // The region's instance types and offerings as EC2 reports them (cached per cluster),
+      // restricted to the zones this node class has subnets in.
+      const instanceTypes = await withCloudFailures(() =>
+        cloud.instanceTypes({ amiFamily, zones: [...new Set(resolution.subnets.map((s) => s.zone))].sort() }),
+      );
+      const options = launchOptionsForClaim(claim.spec.requirements, instanceTypes);
       if (!options.ok) throw ApplicationFailure.nonRetryable(options.reason, 'Invalid');
-      const arch = catalog.instanceTypes.find((t) => t.name === options.options[0]?.instanceType)?.labels['kubernetes.io/arch'] ?? 'amd64';
+      const arch = instanceTypes.find((t) => t.name === options.options[0]?.instanceType)?.labels['kubernetes.io/arch'] ?? 'amd64';
       const ami = pickAmi(resolution.amis, arch === 'arm64' ? 'arm64' : 'x86_64');
       if (!ami) throw ApplicationFailure.retryable(`EC2NodeClass ${nodeClassName} resolved no AMI for ${arch}`, 'NodeClassNotReady');
       const subnets: SubnetChoice[] = resolution.subnets.map((s) => ({ id: s.id, zone: s.zone, availableIpCount: s.availableIpCount }));
@@ -168,7 +170,7 @@ export function createNodeClaimActivities(deps: NodeClaimActivityDeps) {
         throw err;
       }
       const instance = launched(result.instance);
-      const type = catalog.instanceTypes.find((t) => t.name === instance.instanceType);
+      const type = instanceTypes.find((t) => t.name === instance.instanceType);
       let updated = await claims.annotate(claim, { [EXPECTED_NODE_NAME_ANNOTATION]: instance.privateDnsName });
       updated = await claims.patchLabels(updated, {
         'node.kubernetes.io/instance-type': instance.instanceType,
