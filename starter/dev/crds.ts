@@ -1,9 +1,10 @@
+import { projectRoot } from '../paths';
 import { ApiextensionsV1Api, KubeConfig, loadYaml, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { isConflict } from '../../activities/kube/errors';
 
-const CRD_DIR = join(__dirname, '..', '..', 'k8s', 'crds');
+const CRD_DIR = join(projectRoot(), 'k8s', 'crds');
 
 /**
  * Installs the committed CRDs (exactly as `kubectl apply -f k8s/crds/` would send them)

@@ -1,3 +1,4 @@
+import { projectRoot } from '../paths';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -6,7 +7,7 @@ import { type KubeClients } from '../../activities/kube/clients';
 import { isConflict } from '../../activities/kube/errors';
 import { clusterAccessOf, tokenKubeConfig } from '../simkubelet';
 
-const RBAC_FILE = join(__dirname, '..', '..', 'k8s', 'guest', 'rbac.yaml');
+const RBAC_FILE = join(projectRoot(), 'k8s', 'guest', 'rbac.yaml');
 const TOKEN_SECONDS = 24 * 3600;
 
 /**

@@ -1,3 +1,4 @@
+import { projectRoot } from '../paths';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,7 @@ export interface StackBinaries {
   temporal: string | undefined;
 }
 
-const versionsFile = join(__dirname, '..', '..', 'scripts', 'stack-versions.env');
+const versionsFile = join(projectRoot(), 'scripts', 'stack-versions.env');
 
 export function stackVersions(): Record<string, string> {
   const versions: Record<string, string> = {};
