@@ -1,6 +1,7 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { type Condition } from '../../core/api';
+import { conditionSchema } from '../../core/api/primitives';
 import { setCondition, withReadyCondition, type ConditionUpdate } from '../../core/lifecycle';
 import { type KubeClients } from './clients';
 import { isNotFound } from './errors';
@@ -17,14 +18,6 @@ const requirementSchema = z.object({
   minValues: z.number().int().optional(),
 });
 const taintSchema = z.object({ key: z.string(), value: z.string().optional(), effect: z.string() });
-const conditionSchema = z.object({
-  type: z.string(),
-  status: z.enum(['True', 'False', 'Unknown']),
-  reason: z.string().optional(),
-  message: z.string().optional(),
-  lastTransitionTime: z.string().optional(),
-  observedGeneration: z.number().int().optional(),
-});
 
 /**
  * A NodeClaim as the API server returns it, read leniently: the CRD schema already

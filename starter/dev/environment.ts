@@ -4,7 +4,6 @@ import { DefaultLogger, Runtime, type NativeConnection } from '@temporalio/worke
 import { createEc2ClientFactory, createEc2CloudProvider, staticCredentialsProvider } from '../../activities/cloud';
 import { staticClusterResolver } from '../../activities/cluster';
 import { kubeClientsFromKubeconfigFile } from '../../activities/kube/clients';
-import { isConflict } from '../../activities/kube/errors';
 import { type ClusterRef } from '../../core/lifecycle';
 import { connectClient, connectWorker } from '../../workers/temporal-connection';
 import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
@@ -15,6 +14,7 @@ import { installCrds } from './crds';
 import { writeAutonodeGuestKubeconfig } from './guest-identity';
 import { join } from 'node:path';
 import { createClusterNetwork } from './ec2-fixtures';
+import { ensureCustomNodeClass } from './nodeclass';
 
 export interface DevAutonode {
   cluster: ClusterRef;
@@ -44,27 +44,12 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
 
   const guest = kubeClientsFromKubeconfigFile(stack.guest.kubeconfigPath);
   const nodeClassName = 'default';
-  await guest.customObjects
-    .createClusterCustomObject({
-      group: 'karpenter.k8s.aws',
-      version: 'v1',
-      plural: 'ec2nodeclasses',
-      body: {
-        apiVersion: 'karpenter.k8s.aws/v1',
-        kind: 'EC2NodeClass',
-        metadata: { name: nodeClassName },
-        spec: {
-          amiFamily: 'Custom',
-          subnetSelectorTerms: [{ tags: network.discoveryTag }],
-          securityGroupSelectorTerms: [{ tags: network.discoveryTag }],
-          amiSelectorTerms: [{ tags: network.discoveryTag }],
-          userData: '#!/bin/bash\n# HyperShift ignition stub (local stack)\n',
-        },
-      },
-    })
-    .catch((err: unknown) => {
-      if (!isConflict(err)) throw err;
-    });
+  await ensureCustomNodeClass(guest, {
+    name: nodeClassName,
+    discoveryTag: network.discoveryTag,
+    amiSelectorTerms: [{ tags: network.discoveryTag }],
+    userData: '#!/bin/bash\n# HyperShift ignition stub (local stack)\n',
+  });
 
   // `autonode dev` owns Ctrl-C (it stops autonode, then the stack, in order): the Temporal
   // runtime must not start its own shutdown on the same signal.

@@ -2,6 +2,7 @@ import { AuthorizationV1Api, type V1ConfigMap, type V1Node } from '@kubernetes/c
 import { randomUUID } from 'node:crypto';
 import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activities/kube/clients';
 import { loadStackInfo } from '../support/stack';
+import { eventually } from '../support/eventually';
 
 const clusters = ['management', 'guest'] as const;
 
@@ -9,20 +10,6 @@ function clientsFor(cluster: (typeof clusters)[number]): KubeClients {
   return kubeClientsFromKubeconfigFile(loadStackInfo()[cluster].kubeconfigPath);
 }
 
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-}
 
 describe.each(clusters)('%s kube-apiserver (real)', (cluster) => {
   let kube: KubeClients;

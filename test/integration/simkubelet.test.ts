@@ -22,23 +22,10 @@ import {
 } from '../../starter/simkubelet';
 import { loadStackInfo } from '../support/stack';
 import { aLaunchRequest, startCloudHarness } from '../support/cloud';
+import { eventually } from '../support/eventually';
 
 const isForbidden = (err: unknown) => apiStatus(err) === 403;
 
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-}
 
 /** A launched instance with a private address no other test uses. */
 function anInstance(overrides: Partial<SimulatedInstance> = {}): SimulatedInstance {

@@ -4,6 +4,7 @@ import { type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { writeAutonodeGuestKubeconfig } from '../../starter/dev/guest-identity';
+import { ensureCustomNodeClass } from '../../starter/dev/nodeclass';
 import { createEc2ClientFactory, endpointPolicyFromEnv, staticCredentialsProvider } from '../../activities/cloud';
 import { staticClusterResolver } from '../../activities/cluster';
 import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activities/kube/clients';
@@ -16,20 +17,7 @@ import { installCrds } from './crds';
 import { loadStackInfo } from './stack';
 import { temporalHarness, workflowBundle, type TemporalHarness } from './temporal';
 
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-}
+export { eventually } from './eventually';
 
 /**
  * Everything a NodeClaim's life needs, for real: the guest API server with the CRDs and an
@@ -69,22 +57,11 @@ export async function startLifecycleHarness(): Promise<LifecycleHarness> {
   const nodeClassName = `lc-${id}`;
   const silent = new Set<string>();
   const taskQueues: TaskQueues = { control: `autonode-control-${id}`, cloud: `autonode-cloud-${id}` };
-  await guest.customObjects.createClusterCustomObject({
-    group: 'karpenter.k8s.aws',
-    version: 'v1',
-    plural: 'ec2nodeclasses',
-    body: {
-      apiVersion: 'karpenter.k8s.aws/v1',
-      kind: 'EC2NodeClass',
-      metadata: { name: nodeClassName },
-      spec: {
-        amiFamily: 'Custom',
-        subnetSelectorTerms: [{ tags: h.fixtures.discoveryTag }],
-        securityGroupSelectorTerms: [{ tags: h.fixtures.discoveryTag }],
-        amiSelectorTerms: [{ id: h.fixtures.imageId }],
-        userData: '#!/bin/bash\necho join\n',
-      },
-    },
+  await ensureCustomNodeClass(guest, {
+    name: nodeClassName,
+    discoveryTag: h.fixtures.discoveryTag,
+    amiSelectorTerms: [{ id: h.fixtures.imageId }],
+    userData: '#!/bin/bash\necho join\n',
   });
   const ec2ClientFor = createEc2ClientFactory({
     endpoint: h.proxy.endpoint,
