@@ -139,7 +139,8 @@ export async function nodeClaimWorkflow(rawInput: NodeClaimWorkflowInput, resume
   };
   const checkDeletion = async () => {
     const seen = await kube.observeNodeClaim(cluster, name);
-    if (!seen.exists) ending ??= { kind: 'deleted', by: 'nodeclaim' };
+    // a claim recreated under the same name is not ours: ours is gone
+    if (!seen.exists || (seen.uid !== undefined && seen.uid !== input.nodeClaim.uid)) ending ??= { kind: 'deleted', by: 'nodeclaim' };
     else if (seen.deleting) ending ??= { kind: 'deleted', by: 'nodeclaim' };
     else if (seen.nodeDeleting) ending ??= { kind: 'deleted', by: 'node' };
     else if (state.nodeName && !seen.nodeExists && state.phase === 'Initialized') ending ??= { kind: 'deleted', by: 'node' };
@@ -150,6 +151,10 @@ export async function nodeClaimWorkflow(rawInput: NodeClaimWorkflowInput, resume
       setPhase('Pending');
       const snap = await kube.prepareNodeClaim(cluster, name);
       if (!snap.exists) return { nodeClaim: name, end: { kind: 'deleted', by: 'nodeclaim' } };
+      // Recreated under the same name before anything was launched: serve the new claim.
+      if (snap.uid && snap.uid !== input.nodeClaim.uid) {
+        return await continueAsNew<typeof nodeClaimWorkflow>({ ...rawInput, nodeClaim: { name, uid: snap.uid } });
+      }
       if (snap.nodePool) state.nodePool = snap.nodePool;
       const expireMs = snap.expireAfter ? durationToMs(snap.expireAfter) : undefined;
       if (expireMs !== undefined) state.expireAt = Date.now() + expireMs;
@@ -261,7 +266,7 @@ export async function nodeClaimWorkflow(rawInput: NodeClaimWorkflowInput, resume
     setPhase('Terminating');
     if (state.instance) await cloud.terminateInstance(cluster, name, state.instance.providerId);
     const abnormal = end.kind === 'launchTimeout' || end.kind === 'registrationTimeout' || end.kind === 'insufficientCapacity' || end.kind === 'instanceGone';
-    await kube.finalizeNodeClaim(cluster, name, state.nodeName, reason, abnormal);
+    await kube.finalizeNodeClaim(cluster, { name, uid: input.nodeClaim.uid }, state.nodeName, reason, abnormal);
     setPhase('Terminated');
     return { nodeClaim: name, end, ...(state.instance ? { instance: state.instance } : {}) };
   }

@@ -292,11 +292,18 @@ export function createNodeClaimActivities(deps: NodeClaimActivityDeps) {
     },
 
     /** Deletes the Node, then releases and deletes the NodeClaim. The last step of a life. */
-    async finalizeNodeClaim(cluster: ClusterRef, name: string, nodeName: string | undefined, reason: string, warning: boolean): Promise<void> {
+    async finalizeNodeClaim(
+      cluster: ClusterRef,
+      { name, uid }: { name: string; uid: string },
+      nodeName: string | undefined,
+      reason: string,
+      warning: boolean,
+    ): Promise<void> {
       const { claims, nodes, event } = await connect(cluster);
       if (nodeName) await nodes.deleteNode(nodeName);
       const claim = await claims.get(name);
-      if (!claim) return;
+      // A claim recreated under the same name belongs to someone else's life: leave it be.
+      if (!claim || claim.metadata.uid !== uid) return;
       await event({ involvedObject: NODECLAIM_REF(claim), type: warning ? 'Warning' : 'Normal', reason: warning ? 'TerminatedUnhealthy' : 'Terminated', message: `NodeClaim ${name} terminated: ${reason}` });
       if (!claim.metadata.deletionTimestamp) await claims.delete(name);
       const current = await claims.get(name);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PolicyV1Api } from '@kubernetes/client-node';
+import { PolicyV1Api, StorageV1Api } from '@kubernetes/client-node';
 import { nodeClaimWorkflowId, type NodeClaimResult, type NodeClaimStatusView } from '../../core/lifecycle';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
 
@@ -274,6 +274,44 @@ describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto +
     await lh.guest.core.deleteNode({ name: nodeName });
     const result: NodeClaimResult = await handle.result();
     expect(result.end).toEqual({ kind: 'deleted', by: 'node' });
+    expect(await lh.instanceState(instanceId)).toMatch(/shutting-down|terminated/);
+  });
+
+  it('expires after expireAfter: drains and terminates on its own', async () => {
+    const name = `lc-${lh.id}-expire`;
+    const uid = await lh.createNodeClaim(name, { expireAfter: '15s' });
+    const handle = await lh.startLifecycle(name, uid);
+    const { instanceId } = await initializedNode(name);
+    const result: NodeClaimResult = await handle.result();
+    expect(result.end).toEqual({ kind: 'expired' });
+    expect(await lh.instanceState(instanceId)).toMatch(/shutting-down|terminated/);
+    expect(await lh.claims.get(name)).toBeUndefined();
+  });
+
+  it('keeps the instance until the node\'s VolumeAttachments are gone', async () => {
+    const name = `lc-${lh.id}-volumes`;
+    const uid = await lh.createNodeClaim(name);
+    const handle = await lh.startLifecycle(name, uid);
+    const { nodeName, instanceId } = await initializedNode(name);
+    const storage = lh.guest.config.makeApiClient(StorageV1Api);
+    const attachment = `va-${lh.id}`;
+    await storage.createVolumeAttachment({
+      body: { metadata: { name: attachment }, spec: { attacher: 'ebs.csi.aws.com', nodeName, source: { persistentVolumeName: `pv-${lh.id}` } } },
+    });
+
+    await handle.executeUpdate('disrupt', { args: [{ reason: 'test: volumes' }] });
+    const waiting = await eventually('the termination to wait for the volume', async () => {
+      const s = await handle.query<NodeClaimStatusView>('status');
+      return s.lastError?.includes(attachment) ? s : undefined;
+    });
+    expect(waiting.phase).toBe('Draining');
+    const condition = (await lh.claims.get(name))?.status?.conditions?.find((c) => c.type === 'VolumesDetached');
+    expect(condition).toEqual(expect.objectContaining({ status: 'False', message: attachment }));
+    expect(await lh.instanceState(instanceId)).toBe('running');
+
+    await storage.deleteVolumeAttachment({ name: attachment });
+    const result: NodeClaimResult = await handle.result();
+    expect(result.end).toEqual({ kind: 'disrupted', reason: 'test: volumes' });
     expect(await lh.instanceState(instanceId)).toMatch(/shutting-down|terminated/);
   });
 });
