@@ -1,4 +1,6 @@
 import { type EC2Client } from '@aws-sdk/client-ec2';
+import { type SSMClient } from '@aws-sdk/client-ssm';
+import { VersionApi } from '@kubernetes/client-node';
 import { type ClusterRef } from '../core/lifecycle';
 import { createEc2CloudProvider, type CloudLogger, type CloudProvider } from './cloud';
 import { kubeClientsFromKubeconfigFile, kubeClientsFromKubeconfigString, type KubeClients } from './kube/clients';
@@ -14,6 +16,10 @@ export type ClusterResolver = (cluster: ClusterRef) => Promise<ClusterConnection
 
 interface ResolverOptions {
   ec2ClientFor: (cluster: { name: string; region: string; credentialsRef?: string }) => EC2Client;
+  /** for `alias` / `ssmParameter` AMI terms; without it those terms say SSM is not configured */
+  ssmClientFor?: (cluster: { name: string; region: string; credentialsRef?: string }) => SSMClient;
+  /** where the AMI alias parameters live (default /aws/service) */
+  ssmPathPrefix?: string;
   logger?: CloudLogger;
 }
 
@@ -33,14 +39,30 @@ function cached(build: (cluster: ClusterRef) => Promise<ClusterConnections>): Cl
   };
 }
 
-function cloudFor(cluster: ClusterRef, options: ResolverOptions): CloudProvider {
+/**
+ * The EC2 provider for one cluster. The guest's Kubernetes version (from its /version)
+ * picks the EKS-optimized AMI parameters an `alias` term resolves to.
+ */
+async function cloudFor(cluster: ClusterRef, guest: KubeClients, options: ResolverOptions): Promise<CloudProvider> {
   const ref = { name: cluster.name, region: cluster.region, ...(cluster.credentialsRef ? { credentialsRef: cluster.credentialsRef } : {}) };
-  return createEc2CloudProvider({ ec2: options.ec2ClientFor(ref), cluster: ref, ...(options.logger ? { logger: options.logger } : {}) });
+  const version = await guest.config.makeApiClient(VersionApi).getCode();
+  const minor = version.minor.replace(/[^0-9]/g, '');
+  return createEc2CloudProvider({
+    ec2: options.ec2ClientFor(ref),
+    cluster: ref,
+    kubernetesVersion: `${version.major}.${minor}`,
+    ...(options.ssmClientFor ? { ssm: options.ssmClientFor(ref) } : {}),
+    ...(options.ssmPathPrefix ? { ssmPathPrefix: options.ssmPathPrefix } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
 }
 
 /** Development and tests: one guest kubeconfig file for every cluster name. */
 export function staticClusterResolver(options: ResolverOptions & { guestKubeconfigPath: string }): ClusterResolver {
-  return cached(async (cluster) => ({ guest: kubeClientsFromKubeconfigFile(options.guestKubeconfigPath), cloud: cloudFor(cluster, options) }));
+  return cached(async (cluster) => {
+    const guest = kubeClientsFromKubeconfigFile(options.guestKubeconfigPath);
+    return { guest, cloud: await cloudFor(cluster, guest, options) };
+  });
 }
 
 /**
@@ -54,6 +76,7 @@ export function managementSecretResolver(options: ResolverOptions & { management
     const secret = await options.management.core.readNamespacedSecret({ namespace: ref.namespace, name: ref.name });
     const encoded = secret.data?.[ref.key];
     if (!encoded) throw new Error(`cluster ${cluster.name}: Secret ${ref.namespace}/${ref.name} has no key "${ref.key}"`);
-    return { guest: kubeClientsFromKubeconfigString(Buffer.from(encoded, 'base64').toString('utf8')), cloud: cloudFor(cluster, options) };
+    const guest = kubeClientsFromKubeconfigString(Buffer.from(encoded, 'base64').toString('utf8'));
+    return { guest, cloud: await cloudFor(cluster, guest, options) };
   });
 }

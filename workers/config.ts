@@ -13,6 +13,10 @@ export const WorkerConfigSchema = z.object({
   AUTONODE_MANAGEMENT_KUBECONFIG: z.string().optional(),
   /** moto or another EC2-compatible endpoint; unset means AWS */
   AWS_ENDPOINT_URL_EC2: z.string().url().optional(),
+  /** SSM (AMI alias / ssmParameter terms); defaults to the EC2 endpoint's host (moto serves both) */
+  AWS_ENDPOINT_URL_SSM: z.string().url().optional(),
+  /** where AMI alias parameters live; default /aws/service (moto cannot write there) */
+  AUTONODE_SSM_PATH_PREFIX: z.string().startsWith('/').optional(),
   AUTONODE_CLOUD_RPS: z.coerce.number().positive().default(20),
   AUTONODE_TASK_QUEUE_CONTROL: z.string().min(1).default('autonode-control'),
   AUTONODE_TASK_QUEUE_CLOUD: z.string().min(1).default('autonode-cloud'),

@@ -1,5 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { createEc2ClientFactory, endpointPolicyFromEnv, type ClusterCredentialsProvider } from '../activities/cloud';
+import { createEc2ClientFactory, createSsmClientFactory, endpointPolicyFromEnv, type ClusterCredentialsProvider } from '../activities/cloud';
 import { managementSecretResolver, staticClusterResolver, type ClusterResolver } from '../activities/cluster';
 import { kubeClientsFromConfig } from '../activities/kube/clients';
 import { parseWorkerConfig, type WorkerConfig } from './config';
@@ -18,16 +18,20 @@ const defaultCredentials: ClusterCredentialsProvider = () => {
 };
 
 export function clusterResolverFromConfig(config: WorkerConfig, credentialsFor: ClusterCredentialsProvider = defaultCredentials): ClusterResolver {
+  const endpointPolicy = endpointPolicyFromEnv(process.env);
   const ec2ClientFor = createEc2ClientFactory({
     ...(config.AWS_ENDPOINT_URL_EC2 ? { endpoint: config.AWS_ENDPOINT_URL_EC2 } : {}),
     credentialsFor,
-    endpointPolicy: endpointPolicyFromEnv(process.env),
+    endpointPolicy,
   });
-  if (config.AUTONODE_GUEST_KUBECONFIG) return staticClusterResolver({ guestKubeconfigPath: config.AUTONODE_GUEST_KUBECONFIG, ec2ClientFor });
+  const ssmEndpoint = config.AWS_ENDPOINT_URL_SSM ?? config.AWS_ENDPOINT_URL_EC2;
+  const ssmClientFor = createSsmClientFactory({ ...(ssmEndpoint ? { endpoint: ssmEndpoint } : {}), credentialsFor, endpointPolicy });
+  const common = { ec2ClientFor, ssmClientFor, ...(config.AUTONODE_SSM_PATH_PREFIX ? { ssmPathPrefix: config.AUTONODE_SSM_PATH_PREFIX } : {}) };
+  if (config.AUTONODE_GUEST_KUBECONFIG) return staticClusterResolver({ guestKubeconfigPath: config.AUTONODE_GUEST_KUBECONFIG, ...common });
   const kc = new KubeConfig();
   if (config.AUTONODE_MANAGEMENT_KUBECONFIG) kc.loadFromFile(config.AUTONODE_MANAGEMENT_KUBECONFIG);
   else kc.loadFromCluster();
-  return managementSecretResolver({ management: kubeClientsFromConfig(kc), ec2ClientFor });
+  return managementSecretResolver({ management: kubeClientsFromConfig(kc), ...common });
 }
 
 export async function main(): Promise<void> {

@@ -36,6 +36,8 @@ const UNAUTHORIZED_CODES = new Set([
   'UnauthorizedOperation', 'AuthFailure', 'AccessDenied', 'AccessDeniedException', 'Blocked', 'OptInRequired',
   'UnrecognizedClientException', 'InvalidClientTokenId', 'SignatureDoesNotMatch', 'IncompleteSignature',
 ]);
+// SSM names its misses without the EC2 `.NotFound` suffix.
+const NOT_FOUND_CODES = new Set(['ParameterNotFound', 'ParameterVersionNotFound']);
 const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED', 'EAI_AGAIN', 'ENOTFOUND']);
 
 /**
@@ -69,7 +71,7 @@ export function classifyAwsError(error: unknown): AwsErrorClass {
   if (UNAUTHORIZED_CODES.has(code) || (status === 403 && $fault === 'client')) return { kind: 'unauthorized', code, message };
   if (code === 'IdempotentParameterMismatch') return { kind: 'idempotency-mismatch', code, message };
   if (CAPACITY_ERROR_CODES.has(code)) return { kind: 'capacity', code, message };
-  if (code.endsWith('.NotFound') || code.endsWith('NotFoundException') || code.endsWith('.Malformed.NotFound')) {
+  if (NOT_FOUND_CODES.has(code) || code.endsWith('.NotFound') || code.endsWith('NotFoundException') || code.endsWith('.Malformed.NotFound')) {
     return { kind: 'not-found', code, message };
   }
   if (SERVER_CODES.has(code) || (status !== undefined && status >= 500) || $fault === 'server') {
@@ -101,12 +103,12 @@ export function isRetryableClass(cls: AwsErrorClass): boolean {
  * The IAM permissions an operator must grant. Real EC2 names the action in the message
  * ("is not authorized to perform: ec2:CreateFleet"); otherwise we name what the call needs.
  */
-export function missingPermissions(operation: string, awsMessage: string): string[] {
+export function missingPermissions(operation: string, awsMessage: string, service = 'ec2'): string[] {
   const named = [...awsMessage.matchAll(/perform:\s*([a-z0-9-]+:[A-Za-z0-9]+)/g)].map((m) => m[1] ?? '');
   if (named.length > 0) return [...new Set(named.filter((p) => p !== ''))];
-  const needed = [`ec2:${operation}`];
+  const needed = [`${service}:${operation}`];
   // CreateFleet is authorised action by action on what it creates (AWS "Fleet prerequisites").
-  if (operation === 'CreateFleet') needed.push('ec2:RunInstances', 'ec2:CreateTags', 'iam:PassRole');
+  if (service === 'ec2' && operation === 'CreateFleet') needed.push('ec2:RunInstances', 'ec2:CreateTags', 'iam:PassRole');
   return needed;
 }
 

@@ -35,12 +35,17 @@ export function isLoopbackEndpoint(endpoint: string): boolean {
 }
 
 export function assertEc2EndpointAllowed(endpoint: string | undefined, policy: EndpointPolicy): void {
+  assertAwsEndpointAllowed('EC2', endpoint, policy);
+}
+
+/** The same guard for every AWS client the provider builds (EC2, SSM): one opt-in switch. */
+export function assertAwsEndpointAllowed(service: string, endpoint: string | undefined, policy: EndpointPolicy): void {
   if (policy === 'any') return;
   if (endpoint === undefined) {
-    throw new Error('refusing to use real AWS while running tests: no EC2 endpoint given (set AUTONODE_ALLOW_REMOTE_EC2=1 to opt in)');
+    throw new Error(`refusing to use real AWS while running tests: no ${service} endpoint given (set AUTONODE_ALLOW_REMOTE_EC2=1 to opt in)`);
   }
   if (!isLoopbackEndpoint(endpoint)) {
-    throw new Error(`refusing EC2 endpoint ${endpoint} while running tests: only loopback is allowed (set AUTONODE_ALLOW_REMOTE_EC2=1 to opt in)`);
+    throw new Error(`refusing ${service} endpoint ${endpoint} while running tests: only loopback is allowed (set AUTONODE_ALLOW_REMOTE_EC2=1 to opt in)`);
   }
 }
 

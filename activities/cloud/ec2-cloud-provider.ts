@@ -3,11 +3,13 @@ import { type CloudProvider } from './cloud-provider';
 import { type Clock, type CloudLogger, type Ec2Api, silentLogger, systemClock } from './ports';
 import { defaultRetryPolicy, type RetryEvent, type RetryPolicy } from './retry';
 import { type Ec2Context } from './context';
-import { resolveNodeClass } from './node-class';
+import { resolveNodeClass, type AmiResolutionOptions } from './node-class';
 import { launchNodeClaim } from './launch';
 import { findByNodeClaim, getInstance, listInstances, terminateInstance } from './instances';
 import { deleteStaleLaunchTemplates, ensureLaunchTemplate } from './launch-template';
 import { collectLeakedInstances } from './gc';
+import { AliasConfigSchema } from './ami-alias';
+import { createSsmParameterLookup, type SsmApi } from './ssm';
 import { createInstanceTypeProvider, type InstanceTypeProvider, type RefreshIntervals } from './instance-types';
 
 export interface Ec2CloudProviderDeps {
@@ -24,6 +26,16 @@ export interface Ec2CloudProviderDeps {
   instanceTypeRefreshMs?: Partial<RefreshIntervals>;
   /** a shared cache, for clusters of one account and region; one per provider otherwise */
   instanceTypes?: InstanceTypeProvider;
+  /**
+   * SSM for this cluster's account and region (ssm.ts), read by `alias` and `ssmParameter`
+   * AMI terms through the same retry policy and onRetry hook as EC2. Without it those
+   * terms leave AMIsReady False, saying so.
+   */
+  ssm?: SsmApi;
+  /** where alias parameter paths start; `/aws/service` (AWS) unless a test publishes its own tree */
+  ssmPathPrefix?: string;
+  /** the cluster's Kubernetes minor version (`1.31`): alias paths contain it */
+  kubernetesVersion?: string;
 }
 
 export function createEc2CloudProvider(deps: Ec2CloudProviderDeps): CloudProvider {
@@ -42,6 +54,12 @@ export function createEc2CloudProvider(deps: Ec2CloudProviderDeps): CloudProvide
       ...(deps.random ? { random: deps.random } : {}),
     },
   };
+  const aliasConfig = AliasConfigSchema.parse({ ssmPathPrefix: deps.ssmPathPrefix, kubernetesVersion: deps.kubernetesVersion });
+  const amiOptions: AmiResolutionOptions = {
+    ...(deps.ssm ? { ssmParameter: createSsmParameterLookup({ ssm: deps.ssm, retry: ctx.retry }) } : {}),
+    ...(aliasConfig.ssmPathPrefix !== undefined ? { ssmPathPrefix: aliasConfig.ssmPathPrefix } : {}),
+    ...(aliasConfig.kubernetesVersion !== undefined ? { kubernetesVersion: aliasConfig.kubernetesVersion } : {}),
+  };
   const instanceTypes =
     deps.instanceTypes ??
     createInstanceTypeProvider({
@@ -53,7 +71,7 @@ export function createEc2CloudProvider(deps: Ec2CloudProviderDeps): CloudProvide
       ...(deps.instanceTypeRefreshMs ? { refreshIntervalMs: deps.instanceTypeRefreshMs } : {}),
     });
   return {
-    resolveNodeClass: (nodeClass) => resolveNodeClass(ctx, nodeClass),
+    resolveNodeClass: (nodeClass) => resolveNodeClass(ctx, nodeClass, amiOptions),
     launch: (request) => launchNodeClaim(ctx, request),
     get: (providerId) => getInstance(ctx, providerId),
     findByNodeClaim: (name) => findByNodeClaim(ctx, name),

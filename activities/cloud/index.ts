@@ -8,7 +8,16 @@ export { type RetryPolicy, type RetryEvent, defaultRetryPolicy } from './retry';
 export { type LaunchRequest, type LaunchResult } from './launch';
 export { type InstanceTypeOption, type Offering, type SubnetChoice, planFleet } from './overrides';
 export { type NodeClassInput, NodeClassInputSchema } from './node-class-input';
-export { type NodeClassResolution, type NodeClassCondition, pickAmi } from './node-class';
+export { type NodeClassResolution, type NodeClassCondition, type AmiResolutionOptions, pickAmi } from './node-class';
+export {
+  type SsmApi,
+  type SsmParameterLookup,
+  type SsmClientFactoryOptions,
+  createSsmClientFactory,
+  createSsmParameterLookup,
+  ssmEndpointFromEnv,
+} from './ssm';
+export { type AmiAlias, type AliasFamily, type AliasParameter, DEFAULT_SSM_PATH_PREFIX, aliasParameters, parseAmiAlias } from './ami-alias';
 export { type TerminateOutcome } from './instances';
 export { type LaunchTemplateContent, type LaunchTemplateRef, launchTemplateName } from './launch-template';
 export { type GcResult, type NodeClaimExists, GC_MIN_AGE_MS } from './gc';

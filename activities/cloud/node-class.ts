@@ -3,11 +3,18 @@
  * and AMIs a launch may use, plus condition-style results for its status. A condition's
  * message names each term that matched nothing, so the admin knows which selector to fix.
  */
-import { DescribeImagesCommand, DescribeSecurityGroupsCommand, DescribeSubnetsCommand, type Filter } from '@aws-sdk/client-ec2';
-import { DescribeImagesOutputSchema, DescribeSecurityGroupsOutputSchema, DescribeSubnetsOutputSchema } from './ec2-schemas';
+import { DescribeSecurityGroupsCommand, DescribeSubnetsCommand, type Filter } from '@aws-sdk/client-ec2';
+import { DescribeSecurityGroupsOutputSchema, DescribeSubnetsOutputSchema } from './ec2-schemas';
 import { type NodeClassInput } from './node-class-input';
-import { amiQuery, describeTerm, isEmptyTerm, securityGroupFilters, subnetFilters } from './selectors';
+import { securityGroupFilters, subnetFilters } from './selectors';
 import { call, type Ec2Context } from './context';
+import { describeImages, sortAmis, type ResolvedAmi } from './amis';
+import { DEFAULT_SSM_PATH_PREFIX } from './ami-alias';
+import { effectiveAmiFamily, resolveAmiTerms, type AmiAliasOptions } from './ami-terms';
+import { type SsmParameterLookup } from './ssm';
+import { resolveTerms, type TermOutcome } from './terms';
+
+export { pickAmi, sortAmis, type ResolvedAmi } from './amis';
 
 export interface ResolvedSubnet {
   id: string;
@@ -18,13 +25,6 @@ export interface ResolvedSubnet {
 export interface ResolvedSecurityGroup {
   id: string;
   name: string;
-}
-export interface ResolvedAmi {
-  id: string;
-  name: string;
-  architecture: string;
-  creationDate: string;
-  deprecated: boolean;
 }
 
 export type NodeClassConditionType = 'SubnetsReady' | 'SecurityGroupsReady' | 'AMIsReady' | 'ValidationSucceeded' | 'Ready';
@@ -46,35 +46,10 @@ export interface NodeClassResolution {
   ready: boolean;
 }
 
-interface TermOutcome<T> {
-  found: T[];
-  /** messages about terms that matched nothing or are unusable */
-  problems: string[];
-}
-
-async function resolveTerms<Term extends object, T extends { id: string }>(
-  terms: readonly Term[],
-  fieldName: string,
-  lookup: (term: Term) => Promise<T[]>,
-  unsupported: (term: Term) => string | undefined = () => undefined,
-): Promise<TermOutcome<T>> {
-  const byId = new Map<string, T>();
-  const problems: string[] = [];
-  if (terms.length === 0) problems.push(`${fieldName} is empty`);
-  for (const [index, term] of terms.entries()) {
-    const why = isEmptyTerm(Object.values(term)) ? 'is empty' : unsupported(term);
-    if (why !== undefined) {
-      problems.push(`${fieldName}[${index}] ${describeTerm(term)} ${why}`);
-      continue;
-    }
-    const found = await lookup(term);
-    if (found.length === 0) problems.push(`${fieldName}[${index}] ${describeTerm(term)} matched nothing`);
-    for (const item of found) byId.set(item.id, item);
-  }
-  return { found: [...byId.values()].sort((a, b) => a.id.localeCompare(b.id)), problems };
-}
-
 function condition(type: NodeClassConditionType, outcome: TermOutcome<unknown>, kind: string): NodeClassCondition {
+  if (outcome.invalid) {
+    return { type, status: 'False', reason: 'InvalidSelectorTerms', message: `invalid selector terms: ${outcome.problems.join('; ')}` };
+  }
   if (outcome.found.length === 0) {
     return { type, status: 'False', reason: `${kind}NotFound`, message: `no ${kind.toLowerCase()} resolved: ${outcome.problems.join('; ')}` };
   }
@@ -99,56 +74,48 @@ async function describeSecurityGroups(ctx: Ec2Context, filters: Filter[]): Promi
   return (out.SecurityGroups ?? []).map((g) => ({ id: g.GroupId, name: g.GroupName }));
 }
 
-async function describeImages(ctx: Ec2Context, query: { filters: Filter[]; owners?: string[] }, now: Date): Promise<ResolvedAmi[]> {
-  const out = DescribeImagesOutputSchema.parse(
-    await call(ctx, 'DescribeImages', () =>
-      ctx.ec2.send(new DescribeImagesCommand({ Filters: query.filters, ...(query.owners ? { Owners: query.owners } : {}) })),
-    ),
-  );
-  return (out.Images ?? []).map((i) => ({
-    id: i.ImageId,
-    name: i.Name ?? '',
-    architecture: i.Architecture ?? 'x86_64',
-    creationDate: i.CreationDate ?? '',
-    deprecated: i.DeprecationTime !== undefined && Date.parse(i.DeprecationTime) <= now.getTime(),
-  }));
-}
-
-/** Karpenter's order (amifamily/ami.go): non-deprecated first, newest first, then id. */
-export function sortAmis(amis: readonly ResolvedAmi[]): ResolvedAmi[] {
-  return [...amis].sort(
-    (a, b) => Number(a.deprecated) - Number(b.deprecated) || b.creationDate.localeCompare(a.creationDate) || a.id.localeCompare(b.id),
-  );
-}
-
-/** The AMI to launch for an architecture (EC2 naming: x86_64, arm64). */
-export function pickAmi(amis: readonly ResolvedAmi[], architecture: string): ResolvedAmi | undefined {
-  return sortAmis(amis).find((a) => a.architecture === architecture);
-}
-
 /**
  * Only `Custom` is rendered: HyperShift nodes bootstrap from the userData the enablement
  * workflow reconciles, passed through untouched. Merging with AL2/AL2023/Bottlerocket
  * bootstrap scripts is not implemented, and pretending would boot nodes that never join.
  */
 export function renderUserData(spec: NodeClassInput['spec']): { userData: string } | { problem: string } {
-  if (spec.amiFamily === 'Custom') return { userData: spec.userData ?? '' };
-  return { problem: `amiFamily ${spec.amiFamily ?? '(unset)'} is not supported: autonode launches amiFamily Custom, whose userData is passed through` };
+  const family = effectiveAmiFamily(spec);
+  if (family === 'Custom') return { userData: spec.userData ?? '' };
+  if (spec.amiFamily === undefined && family !== undefined) {
+    return {
+      problem: `amiFamily ${family} (implied by the alias) is not supported: autonode launches amiFamily Custom, whose userData is passed through; set amiFamily: Custom to use the alias's AMIs`,
+    };
+  }
+  return { problem: `amiFamily ${family ?? '(unset)'} is not supported: autonode launches amiFamily Custom, whose userData is passed through` };
 }
 
-export async function resolveNodeClass(ctx: Ec2Context, nodeClass: NodeClassInput): Promise<NodeClassResolution> {
+/** What AMI resolution needs beyond EC2; all optional, so a provider without SSM still resolves id/name/tags terms. */
+export interface AmiResolutionOptions {
+  /** SSM reads for alias and ssmParameter terms (ssm.ts) */
+  ssmParameter?: SsmParameterLookup;
+  /** prefix of the alias parameter paths; defaults to `/aws/service` */
+  ssmPathPrefix?: string;
+  /** the cluster's Kubernetes minor version, e.g. `1.31`, which alias paths contain */
+  kubernetesVersion?: string;
+}
+
+export async function resolveNodeClass(ctx: Ec2Context, nodeClass: NodeClassInput, options: AmiResolutionOptions = {}): Promise<NodeClassResolution> {
   const { spec } = nodeClass;
   const subnets = await resolveTerms(spec.subnetSelectorTerms, 'subnetSelectorTerms', (t) => describeSubnets(ctx, subnetFilters(t)));
   const securityGroups = await resolveTerms(spec.securityGroupSelectorTerms, 'securityGroupSelectorTerms', (t) =>
     describeSecurityGroups(ctx, securityGroupFilters(t)),
   );
   const now = ctx.clock.now();
-  const amis = await resolveTerms(
-    spec.amiSelectorTerms,
-    'amiSelectorTerms',
-    (t) => describeImages(ctx, amiQuery(t), now),
-    (t) => (t.alias !== undefined ? 'uses alias, which is not supported yet' : t.ssmParameter !== undefined ? 'uses ssmParameter, which is not supported yet' : undefined),
-  );
+  const aliases: AmiAliasOptions = {
+    ssmPathPrefix: options.ssmPathPrefix ?? DEFAULT_SSM_PATH_PREFIX,
+    ...(options.kubernetesVersion !== undefined ? { kubernetesVersion: options.kubernetesVersion } : {}),
+  };
+  const amis = await resolveAmiTerms(spec, {
+    describeAmis: (query) => describeImages(ctx, query, now),
+    ...(options.ssmParameter ? { ssmParameter: options.ssmParameter } : {}),
+    aliases,
+  });
   const rendered = renderUserData(spec);
   const conditions: NodeClassCondition[] = [
     condition('SubnetsReady', subnets, 'Subnets'),

@@ -1,6 +1,7 @@
 /**
- * The one retry layer for EC2 calls. The SDK client is built with maxAttempts 1
- * (ec2-client.ts) and every call goes through `callEc2`, because:
+ * The one retry layer for EC2 calls (and the SSM reads behind AMI aliases). The SDK clients
+ * are built with maxAttempts 1 (ec2-client.ts, ssm.ts) and every call goes through
+ * `callEc2` / `callAws`, because:
  *  - retries must be observable (logged, counted, asserted by tests);
  *  - a launch must re-check by NodeClaim tag before resending CreateFleet: the SDK would
  *    resend blindly, and a server that does not honour ClientToken (moto, or EC2 after its
@@ -52,30 +53,41 @@ export function backoffDelayMs(policy: RetryPolicy, attempt: number, random: () 
   return Math.floor(random() * ceiling);
 }
 
+/** The AWS APIs called through this layer, by IAM prefix (`ec2:CreateFleet`, `ssm:GetParameter`). */
+export type AwsService = 'ec2' | 'ssm';
+const SERVICE_LABEL: Readonly<Record<AwsService, string>> = { ec2: 'EC2', ssm: 'SSM' };
+
 /**
  * Runs `call` until it succeeds, fails permanently, or the budget is spent; failures leave
  * as typed CloudErrors. Only throttling, 5xx, lost connections and unrecognised errors
  * are retried.
  */
-export async function callEc2<T>(operation: string, call: () => Promise<T>, deps: RetryDeps): Promise<T> {
+export function callEc2<T>(operation: string, call: () => Promise<T>, deps: RetryDeps): Promise<T> {
+  return callAws({ service: 'ec2', operation }, call, deps);
+}
+
+/** callEc2 for any service: SSM reads share the policy, the logging and the onRetry hook. */
+export async function callAws<T>(target: { service: AwsService; operation: string }, call: () => Promise<T>, deps: RetryDeps): Promise<T> {
+  const { service, operation } = target;
   const random = deps.random ?? Math.random;
   for (let attempt = 1; ; attempt++) {
     try {
       return await call();
     } catch (error) {
       const cls = classifyAwsError(error);
-      if (!isRetryableClass(cls)) throw toCloudError(operation, cls, attempt);
-      if (attempt >= deps.policy.maxAttempts) throw toCloudError(operation, cls, attempt);
+      if (!isRetryableClass(cls)) throw toCloudError(operation, cls, attempt, service);
+      if (attempt >= deps.policy.maxAttempts) throw toCloudError(operation, cls, attempt, service);
       const delayMs = backoffDelayMs(deps.policy, attempt, random);
       const event: RetryEvent = { operation, attempt, delayMs, errorKind: cls.kind, code: cls.code };
-      deps.logger.warn(event, `EC2 ${operation} failed (${cls.code}); retrying`);
+      deps.logger.warn(event, `${SERVICE_LABEL[service]} ${operation} failed (${cls.code}); retrying`);
       deps.onRetry?.(event);
       await deps.clock.sleep(delayMs);
     }
   }
 }
 
-export function toCloudError(operation: string, cls: AwsErrorClass, attempts: number): CloudError {
+export function toCloudError(operation: string, cls: AwsErrorClass, attempts: number, service: AwsService = 'ec2'): CloudError {
+  const api = SERVICE_LABEL[service];
   switch (cls.kind) {
     case 'throttled':
     case 'server':
@@ -85,25 +97,25 @@ export function toCloudError(operation: string, cls: AwsErrorClass, attempts: nu
         operation,
         cls.code,
         attempts,
-        `EC2 ${operation} still failing after ${attempts} attempt(s): ${cls.code}: ${cls.message}`,
+        `${api} ${operation} still failing after ${attempts} attempt(s): ${cls.code}: ${cls.message}`,
       );
     case 'unauthorized': {
-      const missing = missingPermissions(operation, cls.message);
+      const missing = missingPermissions(operation, cls.message, service);
       return new AuthorizationError(
         operation,
         missing,
         cls.code,
-        `EC2 ${operation} denied (${cls.code}): the cluster's credentials need ${missing.join(', ')}. AWS said: ${cls.message}`,
+        `${api} ${operation} denied (${cls.code}): the cluster's credentials need ${missing.join(', ')}. AWS said: ${cls.message}`,
       );
     }
     case 'not-found':
-      return new NotFoundError(cls.code, 'absent', `EC2 ${operation}: ${cls.code}: ${cls.message}`);
+      return new NotFoundError(cls.code, 'absent', `${api} ${operation}: ${cls.code}: ${cls.message}`);
     case 'capacity':
       // A top-level capacity error (not in CreateFleet's Errors) names no offering.
-      return new InsufficientCapacityError([], `EC2 ${operation}: ${cls.code}: ${cls.message}`);
+      return new InsufficientCapacityError([], `${api} ${operation}: ${cls.code}: ${cls.message}`);
     case 'idempotency-mismatch':
     case 'invalid':
-      return new InvalidRequestError(operation, cls.code, `EC2 ${operation} rejected: ${cls.code}: ${cls.message}`);
+      return new InvalidRequestError(operation, cls.code, `${api} ${operation} rejected: ${cls.code}: ${cls.message}`);
     default:
       return assertNever(cls);
   }

@@ -37,6 +37,11 @@ export function amiQuery(term: AmiSelectorTerm): { filters: Filter[]; owners?: s
   return term.id ? { filters } : { filters, owners: DEFAULT_AMI_OWNERS };
 }
 
+/** The AMIs an alias or ssmParameter resolved to, by id (EC2 ignores owners for ids). */
+export function amiIdsQuery(ids: readonly string[]): { filters: Filter[] } {
+  return { filters: [{ Name: 'image-id', Values: [...ids] }, { Name: 'state', Values: ['available'] }] };
+}
+
 /** How a term reads in a condition message: `{"tags":{"karpenter.sh/discovery":"c1"}}`. */
 export function describeTerm(term: object): string {
   return JSON.stringify(term);

@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { type KubeClients } from './clients';
+import { type Watch } from '@kubernetes/client-node';
 
 export type WatchEvent = { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: unknown };
 
 export interface ListWatchOptions {
-  kube: KubeClients;
+  /** the watch client (a port: tests pass a scripted one) */
+  watch: Pick<Watch, 'watch'>;
   /** collection path for the watch, e.g. `/api/v1/nodes` */
   path: string;
   /** the same collection listed through a typed client (the list's metadata.resourceVersion starts the watch) */
@@ -36,9 +37,9 @@ const pause = (ms: number, signal: AbortSignal) =>
   });
 
 /**
- * List, then watch from the list's resourceVersion; on a closed stream resume from the
- * last resourceVersion seen (bookmarks included); on 410 Gone relist; on any other error
- * back off and try again; a watch that goes silent for `stallMs` is restarted (long
+ * List, then watch from the list's resourceVersion; on a closed or failed stream resume
+ * from the last resourceVersion seen (bookmarks included); on 410 Gone relist; on errors
+ * back off first; a watch that goes silent for `stallMs` is restarted (long
  * watches are known to die without an error). Runs until `signal` aborts.
  */
 export async function listWatch(o: ListWatchOptions): Promise<void> {
@@ -54,7 +55,8 @@ export async function listWatch(o: ListWatchOptions): Promise<void> {
         resourceVersion = list.metadata.resourceVersion;
         o.onProgress?.(resourceVersion);
       }
-      resourceVersion = await watchOnce(o, resourceVersion, stallMs);
+      const from: string = resourceVersion;
+      resourceVersion = await watchOnce(o, from, stallMs, (rv) => (resourceVersion = rv));
       backoff = 500;
     } catch (err) {
       if (o.signal.aborted) return;
@@ -71,7 +73,7 @@ export async function listWatch(o: ListWatchOptions): Promise<void> {
 }
 
 /** One watch stream; resolves with the last resourceVersion when the stream ends. */
-function watchOnce(o: ListWatchOptions, from: string, stallMs: number): Promise<string> {
+function watchOnce(o: ListWatchOptions, from: string, stallMs: number, seen: (resourceVersion: string) => void): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     let last = from;
     let settled = false;
@@ -93,7 +95,7 @@ function watchOnce(o: ListWatchOptions, from: string, stallMs: number): Promise<
     const onAbort = () => finish();
     o.signal.addEventListener('abort', onAbort, { once: true });
     armStall();
-    o.kube.watch
+    o.watch
       .watch(
         o.path,
         { allowWatchBookmarks: true, resourceVersion: from },
@@ -107,11 +109,19 @@ function watchOnce(o: ListWatchOptions, from: string, stallMs: number): Promise<
           }
           if (rv) last = rv;
           if (type === 'BOOKMARK') {
+            if (rv) seen(rv);
             o.onProgress?.(last);
             return;
           }
           if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') {
-            queue = queue.then(() => o.onEvent({ type, object })).then(() => o.onProgress?.(last));
+            // Only a handled event moves the resume point: if handling fails, the next
+            // stream starts before it and delivers it again.
+            queue = queue
+              .then(() => o.onEvent({ type, object }))
+              .then(() => {
+                if (rv) seen(rv);
+                o.onProgress?.(rv ?? last);
+              });
             queue.catch((err: unknown) => finish(err));
           }
         },

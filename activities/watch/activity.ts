@@ -80,7 +80,7 @@ export function createWatchActivities(deps: WatchActivityDeps) {
       try {
         await Promise.all([
           listWatch({
-            kube: guest,
+            watch: guest.watch,
             path: '/apis/karpenter.sh/v1/nodeclaims',
             list: () => guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' }),
             signal: abort.signal,
@@ -102,7 +102,7 @@ export function createWatchActivities(deps: WatchActivityDeps) {
             },
           }),
           listWatch({
-            kube: guest,
+            watch: guest.watch,
             path: '/api/v1/nodes',
             list: () => guest.core.listNode(),
             signal: abort.signal,
@@ -123,7 +123,7 @@ export function createWatchActivities(deps: WatchActivityDeps) {
             },
           }),
           listWatch({
-            kube: guest,
+            watch: guest.watch,
             path: '/apis/certificates.k8s.io/v1/certificatesigningrequests',
             list: () => guest.certificates.listCertificateSigningRequest(),
             signal: abort.signal,

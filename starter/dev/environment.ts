@@ -1,7 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { type Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, type NativeConnection } from '@temporalio/worker';
-import { createEc2ClientFactory, createEc2CloudProvider, staticCredentialsProvider } from '../../activities/cloud';
+import { createEc2ClientFactory, createEc2CloudProvider, createSsmClientFactory, staticCredentialsProvider } from '../../activities/cloud';
 import { staticClusterResolver } from '../../activities/cluster';
 import { kubeClientsFromKubeconfigFile } from '../../activities/kube/clients';
 import { type ClusterRef } from '../../core/lifecycle';
@@ -38,6 +38,8 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
   // moto accepts any keys; these are not AWS credentials
   const credentialsFor = staticCredentialsProvider({ accessKeyId: 'testing', secretAccessKey: 'testing' });
   const ec2ClientFor = createEc2ClientFactory({ endpoint: stack.ec2.endpoint, credentialsFor, endpointPolicy: 'loopback-only' });
+  // moto serves SSM on the same endpoint (AMI `alias` / `ssmParameter` terms)
+  const ssmClientFor = createSsmClientFactory({ endpoint: stack.ec2.endpoint, credentialsFor, endpointPolicy: 'loopback-only' });
   const ec2 = ec2ClientFor(cluster);
   const network = await createClusterNetwork(ec2, { clusterName: cluster.name, zones: DEV_ZONES, octet: 100 });
   log(`EC2 network for cluster "${cluster.name}": ${network.vpcId}, subnets ${network.subnetIds.join(', ')}`);
@@ -62,7 +64,7 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
     client,
     namespace: temporal.namespace,
     // least privilege: the workers act as the `autonode` ServiceAccount of k8s/guest/rbac.yaml
-    resolve: staticClusterResolver({ guestKubeconfigPath: await writeAutonodeGuestKubeconfig(guest, join(stack.dir, 'guest', 'autonode.kubeconfig')), ec2ClientFor }),
+    resolve: staticClusterResolver({ guestKubeconfigPath: await writeAutonodeGuestKubeconfig(guest, join(stack.dir, 'guest', 'autonode.kubeconfig')), ec2ClientFor, ssmClientFor }),
     workflows: { workflowsPath: require.resolve('../../workflows') },
   });
   const running = runWorkers(workers);
