@@ -11,7 +11,7 @@ import {
 import { NodeClassInputSchema, isInsufficientCapacityError, pickAmi, withCloudFailures, type CloudInstance, type SubnetChoice } from '../cloud';
 import { type ClusterResolver } from '../cluster';
 import { attachedVolumes, drainPass, type DrainProgress } from '../kube/drain';
-import { createEventRecorder, type RecordEvent } from '../kube/events';
+import { createEventRecorder } from '../kube/events';
 import { NodeClaimStore, type StoredNodeClaim } from '../kube/nodeclaims';
 import { recordNodeClassResolution } from '../kube/nodeclasses';
 import { DISRUPTED_TAINT, INITIALIZED_LABEL, NODEPOOL_LABEL, NodeStore } from '../kube/nodes';
@@ -82,7 +82,7 @@ export function createNodeClaimActivities(deps: NodeClaimActivityDeps) {
   const now = deps.now ?? (() => new Date());
   const connect = async (cluster: ClusterRef) => {
     const c = await deps.resolve(cluster);
-    return { ...c, claims: new NodeClaimStore(c.guest), nodes: new NodeStore(c.guest), event: createEventRecorder(c.guest.core) as RecordEvent };
+    return { ...c, claims: new NodeClaimStore(c.guest), nodes: new NodeStore(c.guest), event: createEventRecorder(c.guest.core) };
   };
   const mustGet = async (claims: NodeClaimStore, name: string) => {
     const claim = await claims.get(name);
