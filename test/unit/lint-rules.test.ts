@@ -1,0 +1,40 @@
+// The folder contracts of ARCHITECTURE.md are enforced by ESLint (eslint.config.mjs); this
+// proves each rule fires on a violation and stays quiet on what is allowed.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+const root = join(__dirname, '..', '..');
+
+function lint(fileName: string, source: string): string[] {
+  const run = spawnSync(process.execPath, [join(root, 'node_modules', 'eslint', 'bin', 'eslint.js'), '--format', 'json', '--stdin', '--stdin-filename', fileName], {
+    cwd: root,
+    input: source,
+    encoding: 'utf8',
+  });
+  const results: unknown = JSON.parse(run.stdout || '[]');
+  if (!Array.isArray(results)) throw new Error(`eslint printed no results: ${run.stderr}`);
+  return results.flatMap((r: { messages?: { ruleId?: string | null; message: string }[] }) => (r.messages ?? []).map((m) => `${m.ruleId}: ${m.message}`));
+}
+
+describe('folder import rules', () => {
+  it.each([
+    ['core/x.ts', "import { readFileSync } from 'node:fs';\nexport const f = readFileSync;\n", /no-restricted-imports: .*core\/ is pure/],
+    ['core/x.ts', "import { Client } from '@temporalio/client';\nexport const c = Client;\n", /no-restricted-imports: .*no I\/O or Temporal/],
+    ['core/x.ts', 'export const now = () => Date.now();\n', /no-restricted-properties: .*no clock/],
+    ['core/x.ts', 'export const r = () => Math.random();\n', /no-restricted-properties: .*deterministic/],
+    ['core/x.ts', "import { startStack } from '../starter/stack/launcher';\nexport const s = startStack;\n", /core\/ imports only core/],
+    ['workflows/x.ts', "import { readFileSync } from 'fs';\nexport const f = readFileSync;\n", /Temporal sandbox: no Node built-ins/],
+    ['workflows/x.ts', "import { createNodeClaimActivities } from '../activities/nodeclaim/activities';\nexport const a = createNodeClaimActivities;\n", /only \*types\* from activities/],
+    ['workflows/x.ts', "import { KubeConfig } from '@kubernetes/client-node';\nexport const k = KubeConfig;\n", /do I\/O in activities/],
+  ])('%s: %s is refused', (file, source, rule) => {
+    expect(lint(file, source).join('\n')).toMatch(rule);
+  });
+
+  it.each([
+    ['workflows/x.ts', "import type { NodeClaimActivities } from '../activities/nodeclaim/activities';\nexport type A = NodeClaimActivities;\n"],
+    ['core/x.ts', "import { z } from 'zod';\nexport const s = z.string();\n"],
+    ['activities/x.ts', "import { readFileSync } from 'node:fs';\nexport const f = readFileSync;\n"],
+  ])('%s: allowed imports pass', (file, source) => {
+    expect(lint(file, source)).toEqual([]);
+  });
+});
