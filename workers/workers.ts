@@ -3,6 +3,7 @@ import { type ClusterResolver } from '../activities/cluster';
 import { createNodeCsrReviewer } from '../activities/nodeclaim/csr-review';
 import { createNodeClaimActivities } from '../activities/nodeclaim/activities';
 import { createWatchActivities } from '../activities/watch/activity';
+import { createGcActivities } from '../activities/gc/activity';
 import { defaultTaskQueues, type NodeClaimWorkflowInput, type TaskQueues } from '../core/lifecycle';
 import { type Client } from '@temporalio/client';
 
@@ -30,6 +31,7 @@ export interface AutonodeWorkersOptions {
 export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Promise<Worker[]> {
   const activities = {
     ...createNodeClaimActivities({ resolve: options.resolve, reviewNodeCsrs: createNodeCsrReviewer(options.resolve) }),
+    ...createGcActivities({ resolve: options.resolve }),
     ...createWatchActivities({
       resolve: options.resolve,
       temporal: options.client,
@@ -45,6 +47,9 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
     activities,
     // Ctrl-C / SIGTERM: give running activities a moment, then stop.
     shutdownGraceTime: '10 seconds',
+    // A heartbeat's answer is how a cancelled watcher learns it was cancelled: without
+    // this the SDK throttles heartbeats to 80% of the heartbeat timeout (24 s).
+    maxHeartbeatThrottleInterval: '5 seconds',
   });
   const cloud = await Worker.create({
     ...common,

@@ -28,7 +28,8 @@ export interface CloudProvider {
   terminate(providerId: string): Promise<TerminateOutcome>;
   ensureLaunchTemplate(content: LaunchTemplateContent): Promise<LaunchTemplateRef>;
   deleteStaleLaunchTemplates(options: { nodeClassName: string; keep: readonly string[] }): Promise<string[]>;
-  collectLeakedInstances(nodeClaimExists: NodeClaimExists): Promise<GcResult>;
+  /** `minAgeMs` (default GC_MIN_AGE_MS, 30 s) spares instances whose claim may not have recorded them yet */
+  collectLeakedInstances(nodeClaimExists: NodeClaimExists, options?: { minAgeMs?: number }): Promise<GcResult>;
   /**
    * The region's launchable instance types with priced offerings, for one node class's
    * AMI family and kubelet settings; cached (see instance-types.ts). Throws

@@ -79,7 +79,7 @@ export function createEc2CloudProvider(deps: Ec2CloudProviderDeps): CloudProvide
     terminate: (providerId) => terminateInstance(ctx, providerId),
     ensureLaunchTemplate: (content) => ensureLaunchTemplate(ctx, content),
     deleteStaleLaunchTemplates: (options) => deleteStaleLaunchTemplates(ctx, options),
-    collectLeakedInstances: (nodeClaimExists) => collectLeakedInstances(ctx, nodeClaimExists),
+    collectLeakedInstances: (nodeClaimExists, options) => collectLeakedInstances(ctx, nodeClaimExists, options?.minAgeMs),
     instanceTypes: (query) => instanceTypes.list(query),
   };
 }

@@ -1,5 +1,6 @@
 import { nodeClaimWorkflowId, type NodeClaimResult, type NodeClaimStatusView } from '../../core/lifecycle';
-import { watchWorkflowId } from '../../workflows/watch';
+import { watchWorkflowId, type WatchStatus } from '../../workflows/watch';
+import { aLaunchRequest } from '../support/cloud';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
 
 describe('cluster watch workflow (real guest API server)', () => {
@@ -16,7 +17,7 @@ describe('cluster watch workflow (real guest API server)', () => {
     const watch = await lh.t.client.workflow.start('watchWorkflow', {
       taskQueue: lh.taskQueues.control,
       workflowId: watchWorkflowId(cluster.name),
-      args: [{ cluster, taskQueues: lh.taskQueues }],
+      args: [{ cluster, taskQueues: lh.taskQueues, gcInterval: '2s', gcMinAge: '1s' }],
     });
 
     // Created as an admin would with kubectl: nobody starts a workflow for it by hand.
@@ -43,6 +44,17 @@ describe('cluster watch workflow (real guest API server)', () => {
     const after = await handle.fetchHistory();
     const afterSignals = (after.events ?? []).flatMap((e) => (e.workflowExecutionSignaledEventAttributes ? [e.workflowExecutionSignaledEventAttributes.signalName] : []));
     expect(afterSignals).toContain('nodeClaimChanged');
+
+    // An instance tagged for a NodeClaim that does not exist (a leak) is collected.
+    const ghost = `lc-${lh.id}-ghost`;
+    lh.silent.add(ghost);
+    const leaked = await lh.h.provider.launch(await aLaunchRequest(lh.h, { nodeClaim: { name: ghost, uid: 'no-such-claim' }, capacityTypes: ['on-demand'] }));
+    const collected = await eventually('the leaked instance to be collected', async () => {
+      const s = await watch.query<WatchStatus>('status');
+      return s.lastGc?.terminated.includes(leaked.instance.providerId) ? s : undefined;
+    });
+    expect(collected.instancesCollected).toBeGreaterThanOrEqual(1);
+    expect(await lh.instanceState(leaked.instance.instanceId)).toMatch(/shutting-down|terminated/);
 
     await watch.cancel();
     await expect(watch.result()).resolves.toBeUndefined();
