@@ -1,3 +1,6 @@
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { nodeClaimWorkflowId, type NodeClaimResult, type NodeClaimStatusView } from '../../core/lifecycle';
 import { watchWorkflowId, type WatchStatus } from '../../workflows/watch';
 import { aLaunchRequest } from '../support/cloud';
@@ -58,5 +61,9 @@ describe('cluster watch workflow (real guest API server)', () => {
 
     await watch.cancel();
     await expect(watch.result()).resolves.toBeUndefined();
+    if (process.env.AUTONODE_RECORD_HISTORY) {
+      // refreshes the history test/unit/replay.test.ts replays (see nodeclaim-lifecycle.test.ts)
+      writeFileSync(join(__dirname, '..', 'fixtures', 'histories', 'watch-with-gc.json'), historyToJSON(await watch.fetchHistory()));
+    }
   });
 });
