@@ -265,7 +265,7 @@ export async function nodeClaimWorkflow(rawInput: NodeClaimWorkflowInput, resume
     }
     setPhase('Terminating');
     if (state.instance) await cloud.terminateInstance(cluster, name, state.instance.providerId);
-    const abnormal = end.kind === 'launchTimeout' || end.kind === 'registrationTimeout' || end.kind === 'insufficientCapacity' || end.kind === 'instanceGone';
+    const abnormal = end.kind === 'launchTimeout' || end.kind === 'registrationTimeout' || end.kind === 'insufficientCapacity' || end.kind === 'instanceGone' || end.kind === 'launchFailed';
     await kube.finalizeNodeClaim(cluster, { name, uid: input.nodeClaim.uid }, state.nodeName, reason, abnormal);
     setPhase('Terminated');
     return { nodeClaim: name, end, ...(state.instance ? { instance: state.instance } : {}) };
@@ -291,6 +291,11 @@ function launchFailure(err: unknown): EndReason | undefined {
       return { kind: 'insufficientCapacity', offerings };
     }
     if (cause.type === 'NodeClaimGone') return { kind: 'deleted', by: 'nodeclaim' };
+    // Permanent: retrying the same launch cannot succeed. End the claim (its Event says
+    // why) rather than fail the workflow and leave a claim held by its finalizer forever.
+    if (cause.type === 'Invalid' || cause.type === 'InvalidRequest' || cause.type === 'Authorization') {
+      return { kind: 'launchFailed', reason: cause.message };
+    }
   }
   return undefined;
 }

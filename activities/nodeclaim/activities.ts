@@ -136,7 +136,10 @@ export function createNodeClaimActivities(deps: NodeClaimActivityDeps) {
         cloud.instanceTypes({ amiFamily, zones: [...new Set(resolution.subnets.map((s) => s.zone))].sort() }),
       );
       const options = launchOptionsForClaim(claim.spec.requirements, instanceTypes);
-      if (!options.ok) throw ApplicationFailure.nonRetryable(options.reason, 'Invalid');
+      if (!options.ok) {
+        await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'InstanceTypesUnsatisfiable', message: options.reason }] }, now().toISOString());
+        throw ApplicationFailure.nonRetryable(options.reason, 'Invalid');
+      }
       const arch = instanceTypes.find((t) => t.name === options.options[0]?.instanceType)?.labels['kubernetes.io/arch'] ?? 'amd64';
       const ami = pickAmi(resolution.amis, arch === 'arm64' ? 'arm64' : 'x86_64');
       if (!ami) throw ApplicationFailure.retryable(`EC2NodeClass ${nodeClassName} resolved no AMI for ${arch}`, 'NodeClassNotReady');

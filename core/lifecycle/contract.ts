@@ -58,6 +58,8 @@ export type EndReason =
   | { kind: 'launchTimeout' }
   | { kind: 'registrationTimeout' }
   | { kind: 'insufficientCapacity'; offerings: { instanceType: string; zone: string; capacityType: string }[] }
+  /** the launch can never succeed as asked (no compatible type, a missing permission): reason says why */
+  | { kind: 'launchFailed'; reason: string }
   | { kind: 'instanceGone' };
 
 export function describeEnd(end: EndReason): string {
@@ -76,6 +78,8 @@ export function describeEnd(end: EndReason): string {
       return `insufficient capacity for ${end.offerings.map((o) => `${o.instanceType}/${o.zone}/${o.capacityType}`).join(', ') || 'every offering'}`;
     case 'instanceGone':
       return 'the instance no longer exists';
+    case 'launchFailed':
+      return `the launch failed: ${end.reason}`;
   }
 }
 

@@ -314,4 +314,15 @@ describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto +
     expect(result.end).toEqual({ kind: 'disrupted', reason: 'test: volumes' });
     expect(await lh.instanceState(instanceId)).toMatch(/shutting-down|terminated/);
   });
+
+  it('ends a claim no instance type can satisfy, with the reason on an Event, instead of holding it forever', async () => {
+    const name = `lc-${lh.id}-impossible`;
+    const uid = await lh.createNodeClaim(name, { requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['x9.impossible'] }] });
+    const result: NodeClaimResult = await (await lh.startLifecycle(name, uid)).result();
+    expect(result.end.kind).toBe('launchFailed');
+    expect(result.instance).toBeUndefined();
+    expect(await lh.claims.get(name)).toBeUndefined();
+    const events = await lh.guest.core.listEventForAllNamespaces({ fieldSelector: `source=karpenter,involvedObject.name=${name}` });
+    expect(events.items.find((e) => e.type === 'Warning')?.message).toMatch(/launch failed: no instance type .*x9\.impossible/);
+  });
 });
