@@ -130,6 +130,7 @@ main() {
   local start
   start=$(date +%s)
   say "cache: $CACHE"
+  bash "$(dirname "${BASH_SOURCE[0]}")/install-node-deps.sh"
   if want python; then python_tools; fi
   if want etcd; then etcd; fi
   if want kwok; then kwok; fi
