@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PolicyV1Api, StorageV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, PolicyV1Api, StorageV1Api } from '@kubernetes/client-node';
 import { nodeClaimWorkflowId, type NodeClaimResult, type NodeClaimStatusView } from '../../core/lifecycle';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
 
@@ -324,5 +324,53 @@ describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto +
     expect(await lh.claims.get(name)).toBeUndefined();
     const events = await lh.guest.core.listEventForAllNamespaces({ fieldSelector: `source=karpenter,involvedObject.name=${name}` });
     expect(events.items.find((e) => e.type === 'Warning')?.message).toMatch(/launch failed: no instance type .*x9\.impossible/);
+  });
+
+  it('drains in tiers: ordinary pods, then DaemonSet pods, then critical pods', async () => {
+    const name = `lc-${lh.id}-tiers`;
+    const uid = await lh.createNodeClaim(name);
+    const handle = await lh.startLifecycle(name, uid);
+    const { nodeName } = await initializedNode(name);
+    const namespace = `tiers-${lh.id}`;
+    await lh.guest.core.createNamespace({ body: { metadata: { name: namespace } } });
+    const container = [{ name: 'c', image: 'busybox' }];
+    await lh.guest.core.createNamespacedPod({ namespace, body: { metadata: { name: 'app' }, spec: { nodeName, containers: container } } });
+    // system-*-critical priority classes are admitted only in kube-system
+    await lh.guest.core.createNamespacedPod({
+      namespace: 'kube-system',
+      body: { metadata: { name: `crit-${lh.id}` }, spec: { nodeName, priorityClassName: 'system-node-critical', containers: container } },
+    });
+    // a real DaemonSet: the controller-manager puts its pod on our node
+    await lh.guest.config.makeApiClient(AppsV1Api).createNamespacedDaemonSet({
+      namespace,
+      body: {
+        metadata: { name: 'agent' },
+        spec: {
+          selector: { matchLabels: { app: 'agent' } },
+          template: { metadata: { labels: { app: 'agent' } }, spec: { nodeSelector: { 'kubernetes.io/hostname': nodeName }, containers: container } },
+        },
+      },
+    });
+    const podsOnNode = async () => (await lh.guest.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${nodeName}` })).items;
+    await eventually('all three pods to run on the node', async () => {
+      const running = (await podsOnNode()).filter((p) => p.status?.phase === 'Running');
+      return running.length === 3 ? running : undefined;
+    });
+
+    await handle.executeUpdate('disrupt', { args: [{ reason: 'test: tiers' }] });
+    const goneOrder: string[] = [];
+    const tierOf = (ns: string | undefined, podName: string | undefined) => (ns === 'kube-system' ? 'critical' : podName?.startsWith('agent-') ? 'daemonset' : 'ordinary');
+    let present = new Set((await podsOnNode()).map((p) => `${tierOf(p.metadata?.namespace, p.metadata?.name)}`));
+    await eventually('the node to be drained', async () => {
+      const now = new Set((await podsOnNode()).map((p) => `${tierOf(p.metadata?.namespace, p.metadata?.name)}`));
+      // tiers vanishing in the same poll are recorded together, so evicting everything at
+      // once cannot pass for tiered eviction
+      const vanished = [...present].filter((tier) => !now.has(tier)).sort();
+      if (vanished.length > 0) goneOrder.push(vanished.join('+'));
+      present = now;
+      return now.size === 0 ? true : undefined;
+    });
+    expect(goneOrder).toEqual(['ordinary', 'daemonset', 'critical']);
+    await handle.result();
   });
 });
