@@ -10,6 +10,7 @@ import {
   defineSignal,
   defineUpdate,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -137,6 +138,9 @@ export async function nodeClaimWorkflow(rawInput: NodeClaimWorkflowInput, resume
     woken = false;
     return signalled;
   };
+  // Runs started before this patch looked for deletion only when signalled while coming
+  // up; without a watcher a `kubectl delete` then went unnoticed until the node registered.
+  const checkEveryResync = () => patched('check-deletion-on-every-resync');
   const checkDeletion = async () => {
     const seen = await kube.observeNodeClaim(cluster, name);
     // a claim recreated under the same name is not ours: ours is gone
@@ -190,7 +194,7 @@ export async function nodeClaimWorkflow(rawInput: NodeClaimWorkflowInput, resume
           ending = { kind: 'registrationTimeout' };
           break;
         }
-        if (await wait(Math.min(resyncMs, left))) await checkDeletion();
+        if ((await wait(Math.min(resyncMs, left))) || checkEveryResync()) await checkDeletion();
       }
     }
 
@@ -204,7 +208,7 @@ export async function nodeClaimWorkflow(rawInput: NodeClaimWorkflowInput, resume
           break;
         }
         lastError = init.blocker;
-        if (await wait(Math.min(resyncMs, 5_000))) await checkDeletion();
+        if ((await wait(Math.min(resyncMs, 5_000))) || checkEveryResync()) await checkDeletion();
       }
     }
 

@@ -373,4 +373,18 @@ describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto +
     expect(goneOrder).toEqual(['ordinary', 'daemonset', 'critical']);
     await handle.result();
   });
+
+  it('notices `kubectl delete nodeclaim` while waiting for registration, without a watcher', async () => {
+    const name = `lc-${lh.id}-early-delete`;
+    lh.silent.add(name); // the node never registers
+    const uid = await lh.createNodeClaim(name);
+    const handle = await lh.startLifecycle(name, uid, { registration: '10m' });
+    await eventually('the launch', async () => ((await handle.query<NodeClaimStatusView>('status')).phase === 'Launched' ? true : undefined));
+    // (were it missed, the 10-minute registration timeout would outlast the test's time)
+    await lh.guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims', name });
+    const result: NodeClaimResult = await handle.result();
+    expect(result.end).toEqual({ kind: 'deleted', by: 'nodeclaim' });
+    expect(await lh.instanceState(result.instance?.instanceId ?? '')).toMatch(/shutting-down|terminated/);
+    await eventually('the claim to be released', async () => (await lh.claims.get(name)) === undefined);
+  });
 });
