@@ -153,15 +153,24 @@ export function finalizeClaimMutating(claim: Claim, maxTypes: number): FinalClai
   // Headroom as if this claim's reservation were returned.
   const released = pool.headroom.map((value, i) => value + (claim.reservation[i] ?? 0));
   const ranked: { type: PoolType; offering: Offering }[] = [];
-  for (const type of pool.types) {
-    if ([...claim.classes].some((c) => maskFor(c, pool)?.[type.index] !== 1)) continue;
+  const masks = [...claim.classes].map((c) => maskFor(c, pool));
+  const typeRequirements = Object.values(claim.requirements).filter((r) => pool.typeKeys.has(r.key));
+  // Types come cheapest-first by their cheapest offering, a lower bound on the allowed
+  // one: once `maxTypes` are kept and all cost less than the next type's lower bound, no
+  // later type can make the cut. minValues may need types past the cut: scan them all then.
+  const exhaustive = Object.values(claim.requirements).some((r) => r.minValues !== undefined);
+  let dearest = -Infinity;
+  for (const type of pool.typesByPrice) {
+    if (!exhaustive && ranked.length >= maxTypes && dearest < (type.offerings[0]?.price ?? Infinity)) break;
+    if (masks.some((mask) => mask?.[type.index] !== 1)) continue;
     if (!fitsWith(type.daemonOverhead, claim.podRequests, type.allocatable)) continue;
     if (type.daemonPorts.some((port) => claim.ports.has(port) && !claim.target.daemonPorts.includes(port))) continue;
-    if (!Object.values(claim.requirements).every((r) => !pool.typeKeys.has(r.key) || matches(r, type.labels[r.key]))) continue;
+    if (!typeRequirements.every((r) => matches(r, type.labels[r.key]))) continue;
     if (pool.limited.some((i) => (type.capacity[i] ?? 0) > (released[i] ?? 0))) continue;
     const offering = type.offerings.find((o) => offeringAllowed(o, zone, capacityType));
     if (offering === undefined) continue;
     ranked.push({ type, offering });
+    dearest = Math.max(dearest, offering.price);
   }
   ranked.sort((a, b) => a.offering.price - b.offering.price || (a.type.name < b.type.name ? -1 : a.type.name > b.type.name ? 1 : 0));
   const options = truncateRespectingMinValues(ranked, claim.requirements, maxTypes);

@@ -1,13 +1,11 @@
 // New NodeClaims, bin by bin (performance.md §4.3: size the node, then pack it with a
 // balanced rule, then shrink it to the cheapest type that holds what it got).
 //
-//  1. The seed is the most valuable pod left (value = fluid-LP price of its requests).
+//  1. The seed is the most valuable pod left (value = its standalone cost).
 //  2. Its pool is the heaviest-weighted one that can take it within limits.
-//  3. Its target type is chosen by simulation: for a short list of candidate types (the
-//     most cost-efficient by fluid-LP value per dollar, plus the cheapest that fits),
-//     pack the pods still waiting with the DotProduct rule and keep the type whose
-//     packing is worth the most per dollar.
-//  4. The claim is filled for real with the same rule, under every constraint
+//  3. Its target type comes from type-choice.ts: a ranking by simulated packing of the
+//     waiting pods, computed per pool and reused while the waiting set is similar.
+//  4. The claim is filled for real with the DotProduct rule, under every constraint
 //     (requirements, ports, topology).
 //  5. finalizeClaim later keeps every type that holds the result, cheapest first.
 // Rejected alternative: Karpenter's "keep every type that still fits" lets each claim
@@ -15,31 +13,16 @@
 // §1.6, performance.md §1.2: +11% to +59% over the bound).
 import { maskFor, type PodClass } from './classes';
 import { addToClaimMutating, canAddToClaim, canOpen, openClaimMutating, probeClaim, type Claim } from './claim';
-import { topologyOf, type SolveContext } from './context';
-import { dot, subtract, type Vec } from './dims';
-import { cmp, offeringAllowed, type Pool, type PoolType } from './pools';
+import type { SolveContext } from './context';
+import { subtract, type Vec } from './dims';
+import type { ClassQueue, PackState } from './pack-state';
+import type { Pool } from './pools';
+import { chooseType } from './type-choice';
 
-export interface ClassQueue {
-  readonly podClass: PodClass;
-  readonly pods: string[];
-  head: number;
-}
-
-export function remainingOf(queue: ClassQueue): number {
-  return queue.pods.length - queue.head;
-}
-
-export interface PackState {
-  readonly queues: Map<number, ClassQueue>;
-  /** Per pool: the queues of classes it can host, most valuable first. */
-  readonly activeByPool: ClassQueue[][];
-  readonly claims: Claim[];
-  /** Type choice per (pool, seed class), reused while the waiting set is similar. */
-  readonly typeChoice: Map<string, { type: PoolType; waiting: number }>;
-  waiting: number;
-}
-
-const candidateTypes = 12;
+const fitsIn = (requests: Vec, room: Vec): boolean => {
+  for (let i = 0; i < room.length; i++) if ((requests[i] ?? 0) > (room[i] ?? 0)) return false;
+  return true;
+};
 
 /** Balanced-fit score: alignment of the pod with the room left, per unit of the node. */
 function alignment(requests: Vec, room: Vec, size: Vec): number {
@@ -51,116 +34,97 @@ function alignment(requests: Vec, room: Vec, size: Vec): number {
   return score;
 }
 
-function fitsIn(requests: Vec, room: Vec): boolean {
-  for (let i = 0; i < room.length; i++) if ((requests[i] ?? 0) > (room[i] ?? 0)) return false;
-  return true;
+interface Candidate {
+  readonly queue: ClassQueue;
+  readonly perNode: number;
+  /** Pods of the class on this claim so far (the seed's class starts at one); Infinity once blocked. */
+  count: number;
 }
 
-function priceFor(type: PoolType, podClass: PodClass): number {
-  return type.offerings.find((o) => offeringAllowed(o, podClass.zone, podClass.capacityType))?.price ?? Infinity;
+/** Candidates with the same requests: they score alike, so one score per bucket and step. */
+interface Bucket {
+  readonly requests: Vec;
+  readonly members: Candidate[];
+  /** Members before this index are used up for this claim. */
+  next: number;
 }
 
-/** Value per dollar of a simulated DotProduct packing of a fresh `type` node around the seed. */
-function simulatedValuePerDollar(pool: Pool, type: PoolType, seed: PodClass, state: PackState, context: SolveContext): number {
-  const room = subtract(subtract(type.allocatable, type.daemonOverhead), seed.requests);
-  const taken = new Map<number, number>([[seed.id, 1]]);
-  let value = seed.value;
-  const active = state.activeByPool[pool.order] ?? [];
-  const size = type.allocatable;
-  for (let step = 0; step < 256; step++) {
-    let best: ClassQueue | undefined;
-    let bestScore = -1;
-    for (const queue of active) {
-      const { podClass } = queue;
-      const already = taken.get(podClass.id) ?? 0;
-      if (remainingOf(queue) - already <= 0) continue;
-      if (maskFor(podClass, pool)?.[type.index] !== 1) continue;
-      if (already >= topologyOf(context, podClass).perNode) continue;
-      if (!fitsIn(podClass.requests, room)) continue;
-      const score = alignment(podClass.requests, room, size);
-      if (score > bestScore) {
-        bestScore = score;
-        best = queue;
-      }
-    }
-    if (best === undefined) break;
-    for (let i = 0; i < room.length; i++) room[i] = (room[i] ?? 0) - (best.podClass.requests[i] ?? 0);
-    taken.set(best.podClass.id, (taken.get(best.podClass.id) ?? 0) + 1);
-    value += best.podClass.value;
-  }
-  return value / priceFor(type, seed);
+function usable(candidate: Candidate): boolean {
+  return candidate.queue.head < candidate.queue.pods.length && candidate.count < candidate.perNode;
 }
 
-/** The target type for a claim seeded by this class in this pool, or undefined. */
-export function chooseType(pool: Pool, seed: PodClass, state: PackState, context: SolveContext): PoolType | undefined {
-  const mask = maskFor(seed, pool);
-  if (mask === undefined) return undefined;
-  // Keyed by shape, not class: classes that differ only in labels or topology would
-  // simulate (almost) the same packing, and re-simulating per class dominated solve time.
-  const cacheKey = `${pool.order}|${seed.requests.join(',')}|${topologyOf(context, seed).perNode}|${seed.zone === undefined ? '' : JSON.stringify(seed.zone)}`;
-  const cached = state.typeChoice.get(cacheKey);
-  if (cached !== undefined && state.waiting >= cached.waiting * 0.75 && canOpen(pool, cached.type)
-    && canAddToClaim(probeClaim(pool, cached.type, context), seed, context).ok) return cached.type;
-
-  const feasible = pool.types.filter((t) => mask[t.index] === 1 && canOpen(pool, t) && canAddToClaim(probeClaim(pool, t, context), seed, context).ok);
-  if (feasible.length === 0) return undefined;
-  const efficiency = (t: PoolType): number => dot(context.prices, subtract(t.allocatable, t.daemonOverhead)) / priceFor(t, seed);
-  const byEfficiency = feasible
-    .map((type) => ({ type, efficiency: efficiency(type), price: priceFor(type, seed) }))
-    .sort((a, b) => b.efficiency - a.efficiency || a.price - b.price || cmp(a.type.name, b.type.name));
-  const cheapest = [...byEfficiency].sort((a, b) => a.price - b.price || cmp(a.type.name, b.type.name))[0];
-  const shortlist = byEfficiency.slice(0, candidateTypes);
-  if (cheapest !== undefined && !shortlist.includes(cheapest)) shortlist.push(cheapest);
-
-  let best: { type: PoolType; score: number; price: number } | undefined;
-  for (const { type, price } of shortlist) {
-    const score = simulatedValuePerDollar(pool, type, seed, state, context);
-    // Within 0.01% counts as a tie: the cheaper node wins, then the name.
-    if (best === undefined || score > best.score * 1.0001 || (score >= best.score * 0.9999 && (price < best.price || (price === best.price && type.name < best.type.name)))) {
-      best = { type, score, price };
-    }
-  }
-  if (best !== undefined) state.typeChoice.set(cacheKey, { type: best.type, waiting: state.waiting });
-  return best?.type;
-}
-
-/** Fills a freshly opened claim from the waiting pods, most aligned first. */
+/**
+ * Fills a freshly opened claim from the waiting pods, most aligned first (ties: the most
+ * valuable class). Classes with equal requests share a bucket and one score per step; a
+ * class that stops fitting never fits again (the room only shrinks, counts only grow), so
+ * buckets and members drop out for good. Per claim: one pass over the pool's classes,
+ * then per pod one pass over the buckets still in play.
+ */
 export function fillClaimMutating(claim: Claim, state: PackState, context: SolveContext, placed: Set<string>): void {
   const { pool, target } = claim;
   const active = state.activeByPool[pool.order] ?? [];
-  const blocked = new Set<number>();
-  const perClass = new Map<number, number>([...claim.classes].map((c) => [c.id, claim.pods.length === 0 ? 0 : 1]));
+  const seeded = claim.pods.length === 0 ? undefined : claim.classes;
   const room = subtract(target.allocatable, claim.used);
+  const byShape: (Bucket | undefined)[] = [];
+  const buckets: Bucket[] = [];
+  for (const queue of active) {
+    const { podClass, perNode } = queue;
+    if (queue.head >= queue.pods.length || maskFor(podClass, pool)?.[target.index] !== 1 || !fitsIn(podClass.requests, room)) continue;
+    const count = seeded?.has(podClass) === true ? 1 : 0;
+    if (count >= perNode) continue;
+    let bucket = byShape[queue.shape];
+    if (bucket === undefined) {
+      bucket = { requests: podClass.requests, members: [], next: 0 };
+      byShape[queue.shape] = bucket;
+      buckets.push(bucket);
+    }
+    bucket.members.push({ queue, perNode, count });
+  }
   for (;;) {
-    let best: ClassQueue | undefined;
+    let best: Candidate | undefined;
     let bestScore = -1;
-    for (const queue of active) {
-      const { podClass } = queue;
-      if (remainingOf(queue) <= 0 || blocked.has(podClass.id)) continue;
-      if (maskFor(podClass, pool)?.[target.index] !== 1) continue;
-      if ((perClass.get(podClass.id) ?? 0) >= topologyOf(context, podClass).perNode) continue;
-      if (!fitsIn(podClass.requests, room)) continue;
-      const score = alignment(podClass.requests, room, target.allocatable);
+    let kept = 0;
+    for (const bucket of buckets) {
+      if (!fitsIn(bucket.requests, room)) continue;
+      while (bucket.next < bucket.members.length && !usable(bucket.members[bucket.next] as Candidate)) bucket.next += 1;
+      const first = bucket.members[bucket.next];
+      if (first === undefined) continue;
+      buckets[kept++] = bucket;
+      const score = alignment(bucket.requests, room, target.allocatable);
       if (score > bestScore) {
         bestScore = score;
-        best = queue;
+        best = first;
       }
     }
+    buckets.length = kept;
     if (best === undefined) return;
-    const proposal = canAddToClaim(claim, best.podClass, context);
+    const { queue } = best;
+    const proposal = canAddToClaim(claim, queue.podClass, context);
     if (!proposal.ok) {
-      blocked.add(best.podClass.id);
+      // Blocked for this claim (topology, requirements, ports): out of the candidates.
+      best.count = Infinity;
       continue;
     }
-    const pod = best.pods[best.head];
+    const pod = queue.pods[queue.head];
     if (pod === undefined) return;
-    best.head += 1;
+    queue.head += 1;
     state.waiting -= 1;
-    addToClaimMutating(claim, best.podClass, proposal, pod, context);
+    addToClaimMutating(claim, queue.podClass, proposal, pod, context);
     placed.add(pod);
-    perClass.set(best.podClass.id, (perClass.get(best.podClass.id) ?? 0) + 1);
-    for (let i = 0; i < room.length; i++) room[i] = (room[i] ?? 0) - (best.podClass.requests[i] ?? 0);
+    best.count += 1;
+    for (let i = 0; i < room.length; i++) room[i] = (room[i] ?? 0) - (queue.podClass.requests[i] ?? 0);
   }
+}
+
+/** A dense id per distinct request vector, so fill buckets are keyed without strings per claim. */
+export function shapeOf(requests: Vec, state: PackState): number {
+  const key = requests.join(',');
+  let shape = state.shapeIds.get(key);
+  if (shape === undefined) {
+    shape = state.shapeIds.size;
+    state.shapeIds.set(key, shape);
+  }
+  return shape;
 }
 
 export type SeedResult = { readonly ok: true; readonly claim: Claim } | { readonly ok: false; readonly reasons: string[] };

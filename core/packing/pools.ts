@@ -36,6 +36,8 @@ export interface Pool {
   readonly templateLabels: Readonly<Record<string, string>>;
   readonly taints: readonly Taint[];
   readonly types: readonly PoolType[];
+  /** The same types by cheapest offering, then name (finalizeClaim stops early on it). */
+  readonly typesByPrice: readonly PoolType[];
   /** Label keys whose value is decided by the instance type (filter types, not nodes). */
   readonly typeKeys: ReadonlySet<string>;
   /** Dimensions with a limit, and what is left of it; mutated as claims are planned. */
@@ -130,6 +132,7 @@ function buildPool(input: NodePoolInput, order: number, dims: Dims, daemons: rea
   }
   return {
     order, name: input.name, weight: input.weight, requirements, templateLabels, taints: input.taints, types, typeKeys,
+    typesByPrice: [...types].sort((a, b) => (a.offerings[0]?.price ?? Infinity) - (b.offerings[0]?.price ?? Infinity) || cmp(a.name, b.name)),
     limited, headroom: subtract(limits, usage), nodesHeadroom: nodesLimit - nodesUsed,
     ...(parsed.ok ? {} : { invalid: `NodePool ${input.name} has invalid requirements: ${parsed.reason}` }),
   };

@@ -9,18 +9,21 @@
 // Pure and deterministic: no clock, no randomness, no I/O; every sort ends in a unique
 // tie-breaker (the pod's namespace/name, a pool's or type's name); claim names are
 // derived from their contents.
+import { karpenterLoopAlternative } from './alternative';
 import { buildClass, classKey, podValue, standaloneCost, type ClassBuildContext, type PodClass } from './classes';
 import { addToClaimMutating, canAddToClaim, finalizeClaimMutating, restoreTargetMutating, retargetMutating, type Claim } from './claim';
 import { topologyOf, type SolveContext } from './context';
 import { addToFixedMutating, canAddToFixed, domainOfFixed, existingNode, inFlightNode, type FixedNode } from './fixed-nodes';
-import { openForSeedMutating, remainingOf, type PackState } from './fill';
+import { openForSeedMutating, shapeOf } from './fill';
+import { remainingOf, type PackState } from './pack-state';
 import { solveFluid } from './fluid';
-import { Dims, subtract } from './dims';
+import { addInto, Dims, subtract } from './dims';
 import type { PackingInput, PendingPod } from './input';
 import { buildPlan } from './output';
 import type { Plan } from './plan';
-import { buildPools, cmp, daemonModels } from './pools';
-import { effectiveSpec, relax, type EffectiveSpec } from './preferences';
+import { buildPools, cmp, daemonModels, type Pool } from './pools';
+import type { LoopModel } from './baseline/karpenter-loop';
+import { effectiveSpec, relax, requiredAffinityTerms, requiredAntiAffinityTerms, spreadConstraints, type EffectiveSpec } from './preferences';
 import { Topology } from './topology';
 
 interface QueuedPod {
@@ -54,6 +57,8 @@ export function podKey(pod: { namespace: string; name: string }): string {
 export function solve(input: PackingInput): Plan {
   const dims = new Dims(resourceNames(input));
   const pools = buildPools(input.nodePools, dims, daemonModels(input.daemonSets, dims));
+  // Limit headroom before this solve spends any: the Karpenter-loop alternative starts from it.
+  const startPools: Pool[] = pools.map((pool) => ({ ...pool, headroom: Float64Array.from(pool.headroom) }));
   const topology = new Topology();
 
   // Duplicate pod names would make the plan ambiguous: the first one wins.
@@ -64,7 +69,17 @@ export function solve(input: PackingInput): Plan {
     seen.add(key);
     return true;
   });
-  for (const pod of pods) topology.register(pod, effectiveSpec(pod));
+  const specs = pods.map((pod) => effectiveSpec(pod));
+  // Pods of one deployment register the same groups: once per distinct subject and rules.
+  const registered = new Set<string>();
+  pods.forEach((pod, i) => {
+    const spec = specs[i];
+    if (spec === undefined || (spreadConstraints(spec).length === 0 && requiredAffinityTerms(spec).length === 0 && requiredAntiAffinityTerms(spec).length === 0)) return;
+    const subject = JSON.stringify([pod.namespace, pod.labels, spreadConstraints(spec), requiredAffinityTerms(spec), requiredAntiAffinityTerms(spec)]);
+    if (registered.has(subject)) return;
+    registered.add(subject);
+    topology.register(pod, spec);
+  });
   for (const node of [...input.existingNodes, ...input.inFlightClaims]) {
     for (const pod of node.pods) for (const term of pod.antiAffinity) topology.termGroup('anti', term, pod);
   }
@@ -73,40 +88,58 @@ export function solve(input: PackingInput): Plan {
   const inFlight = input.inFlightClaims.map((c) => inFlightNode(c, pools, dims)).sort((a, b) => cmp(a.name, b.name));
   countBoundPods(topology, input, existing, inFlight);
 
-  // Fluid-LP prices over every pod's demand and every type's usable capacity.
-  const demand = dims.zero();
-  for (const pod of pods) demand.set(demand.map((v, i) => v + (dims.vector({ ...pod.requests, pods: '1' }, 'up')[i] ?? 0)));
-  const catalog = pools.flatMap((p) => p.types);
-  const fluid = solveFluid(catalog.map((t) => subtract(t.allocatable, t.daemonOverhead)), catalog.map((t) => t.offerings[0]?.price ?? 0), demand);
-
   const context: SolveContext = {
-    dims, pools, topology, prices: fluid.prices,
+    dims, pools, topology, prices: dims.zero(),
     existingZones: existing.flatMap((n) => (n.labels['topology.kubernetes.io/zone'] === undefined ? [] : [{ zone: n.labels['topology.kubernetes.io/zone'], labels: n.labels }])),
     classTopology: new Map(), universes: new Map(),
   };
   const build: ClassBuildContext = { dims, pools, compatCache: new Map() };
   const classes = new Map<string, PodClass>();
+  const assignValue = (podClass: PodClass): void => {
+    const standalone = standaloneCost(podClass, pools, topologyOf(context, podClass).perNode);
+    // Unschedulable classes (no fitting type) and free capacity fall back to the fluid value, then cpu.
+    podClass.value = Number.isFinite(standalone) && standalone > 0 ? standalone
+      : podValue(podClass.requests, context.prices) || (podClass.requests[0] ?? 0) * 1e-3 + (podClass.requests[1] ?? 0) * 1e-12;
+  };
+  // Labels and namespace matter only to topology: a pod no group selects and with no rule
+  // of its own packs exactly like any other pod of its shape (aws-realistic: 2,000
+  // deployments, about 150 shapes), so its class key leaves them out.
   const classOf = (pod: PendingPod, spec: EffectiveSpec): PodClass => {
-    const probe = classKey(pod, spec);
+    const anonymous = spreadConstraints(spec).length === 0 && requiredAffinityTerms(spec).length === 0 && requiredAntiAffinityTerms(spec).length === 0
+      && topology.matchingGroups(pod).length === 0;
+    const probe = anonymous ? classKey({ ...pod, namespace: '', labels: {} }, spec) : classKey(pod, spec);
     let podClass = classes.get(probe);
     if (podClass === undefined) {
       podClass = buildClass(classes.size, pod, spec, build);
-      // Without prices (no demand, or free capacity) fall back to cpu then memory.
-      const standalone = standaloneCost(podClass, pools, topologyOf(context, podClass).perNode);
-      // Unschedulable classes (no fitting type) and free capacity fall back to the fluid value, then cpu.
-      podClass.value = Number.isFinite(standalone) && standalone > 0 ? standalone
-        : podValue(podClass.requests, fluid.prices) || (podClass.requests[0] ?? 0) * 1e-3 + (podClass.requests[1] ?? 0) * 1e-12;
+      assignValue(podClass);
       classes.set(probe, podClass);
     }
     return podClass;
   };
-
-  const state: PackState = { queues: new Map(), activeByPool: [], claims: [], typeChoice: new Map(), waiting: 0 };
-  const unschedulable = new Map<string, string>();
-  let queue: QueuedPod[] = pods.map((pod) => {
-    const spec = effectiveSpec(pod);
+  const initialQueue: QueuedPod[] = pods.map((pod, i) => {
+    const spec = specs[i] ?? effectiveSpec(pod);
     return { key: podKey(pod), pod, spec, podClass: classOf(pod, spec) };
   });
+
+  // Fluid-LP prices over every pod's demand and the usable capacity of every type that can
+  // host at least one of them (a type nothing fits would make its resources look free).
+  const demand = dims.zero();
+  for (const item of initialQueue) addInto(demand, item.podClass.requests);
+  const catalog = pools.flatMap((pool) => {
+    const hosts = new Uint8Array(pool.types.length);
+    for (const podClass of classes.values()) {
+      const feasibility = podClass.feasibility[pool.order];
+      if (feasibility?.ok === true) for (const index of feasibility.types) hosts[index] = 1;
+    }
+    return pool.types.filter((type) => hosts[type.index] === 1);
+  });
+  const fluid = solveFluid(catalog.map((t) => subtract(t.allocatable, t.daemonOverhead)), catalog.map((t) => t.offerings[0]?.price ?? 0), demand);
+  context.prices.set(fluid.prices);
+  for (const podClass of classes.values()) assignValue(podClass);
+
+  const state: PackState = { queues: new Map(), activeByPool: [], claims: [], typeChoice: new Map(), hostCaps: new Map(), shareValues: new Map(), shapeIds: new Map(), maskKeys: new WeakMap(), waiting: 0 };
+  const unschedulable = new Map<string, string>();
+  let queue = initialQueue;
 
   for (let round = 0; queue.length > 0; round++) {
     queue.sort((a, b) => b.podClass.value - a.podClass.value
@@ -127,7 +160,22 @@ export function solve(input: PackingInput): Plan {
   }
 
   const finals = state.claims.filter((c) => c.pods.length > 0).map((claim) => finalizeClaimMutating(claim, input.maxInstanceTypes));
-  return buildPlan({ finals, existing, inFlight, unschedulable, dims });
+  const plan = buildPlan({ finals, existing, inFlight, unschedulable, dims });
+  const model: LoopModel = { dims, pools: startPools, classOf };
+  return cheaperOf(plan, unschedulable, input, model);
+}
+
+/**
+ * The solver's plan, or the Karpenter loop's when that one is strictly cheaper and leaves
+ * no pod unscheduled that the solver placed (its pods keep the solver's explanations).
+ */
+function cheaperOf(plan: Plan, unschedulable: ReadonlyMap<string, string>, input: PackingInput, model: LoopModel): Plan {
+  if (plan.nodeClaims.length === 0) return plan;
+  const alternative = karpenterLoopAlternative(input, { model });
+  if (alternative === undefined || !alternative.unschedulable.every((pod) => unschedulable.has(pod))) return plan;
+  const reasons = new Map(alternative.unschedulable.map((pod) => [pod, unschedulable.get(pod) ?? '']));
+  const other = buildPlan({ ...alternative, unschedulable: reasons });
+  return other.totalPrice < plan.totalPrice ? other : plan;
 }
 
 function countBoundPods(topology: Topology, input: PackingInput, existing: readonly FixedNode[], inFlight: readonly FixedNode[]): void {
@@ -190,7 +238,7 @@ function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, 
   for (const item of waiting) {
     let classQueue = state.queues.get(item.podClass.id);
     if (classQueue === undefined) {
-      classQueue = { podClass: item.podClass, pods: [], head: 0 };
+      classQueue = { podClass: item.podClass, pods: [], head: 0, perNode: topologyOf(context, item.podClass).perNode, shape: shapeOf(item.podClass.requests, state) };
       state.queues.set(item.podClass.id, classQueue);
     }
     classQueue.pods.push(item.key);
@@ -231,3 +279,4 @@ function describeFailure(reasons: readonly string[], podClass: PodClass, context
   if (context.pools.length === 0) return `no NodePool exists to launch a node (requests ${requested})`;
   return `no NodePool can launch a node for it (requests ${requested}): ${reasons.join('; ')}`;
 }
+

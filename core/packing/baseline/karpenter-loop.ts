@@ -37,9 +37,13 @@ export interface BaselinePlan {
   readonly totalPrice: number;
 }
 
-interface LoopClaim {
+export interface LoopClaim {
   readonly id: number;
   readonly pool: Pool;
+  /** Capacity subtracted from the pool's headroom when the claim opened (max over its options then). */
+  reserved: Vec;
+  readonly classes: Set<PodClass>;
+
   options: PoolType[];
   /** Element-wise max allocatable over options: a cheap "cannot fit" test. */
   largest: Vec;
@@ -56,8 +60,15 @@ function largestOf(options: readonly PoolType[], dims: Dims): Vec {
   return out;
 }
 
-function tryClaim(claim: LoopClaim, podClass: PodClass, context: SolveContext): { options: PoolType[]; requirements: Requirements; zone: string | undefined } | undefined {
+/** Counts the loop's work (claims tried, instance types filtered) against an optional budget. */
+interface WorkMeter {
+  used: number;
+}
+
+function tryClaim(claim: LoopClaim, podClass: PodClass, context: SolveContext, meter: WorkMeter): { options: PoolType[]; requirements: Requirements; zone: string | undefined } | undefined {
+  meter.used += 1;
   if (!fitsWith(claim.used, podClass.requests, claim.largest)) return undefined;
+  meter.used += claim.options.length;
   if (podClass.hostPorts.some((p) => claim.ports.has(p))) return undefined;
   const mask = maskFor(podClass, claim.pool);
   if (mask === undefined) return undefined;
@@ -94,12 +105,41 @@ function commit(claim: LoopClaim, podClass: PodClass, proposal: NonNullable<Retu
   addInto(claim.used, podClass.requests);
   podClass.hostPorts.forEach((p) => claim.ports.add(p));
   claim.pods.push(pod);
+  claim.classes.add(podClass);
   const topology = topologyOf(context, podClass);
   context.topology.recordMutating(topology, topology.own.filter((o) => o.group.kind === 'anti').map((o) => o.group),
     (key) => (key === LabelKey.hostname ? `${claim.pool.name}#${claim.id}` : key === LabelKey.zone ? claim.zone : undefined));
 }
 
-export function karpenterLoop(input: PackingInput): BaselinePlan {
+/** The loop's final state, for callers that turn it into a full plan (alternative.ts). */
+export interface LoopRun {
+  readonly dims: Dims;
+  readonly claims: readonly LoopClaim[];
+  readonly existing: readonly FixedNode[];
+  readonly inFlight: readonly FixedNode[];
+  readonly unschedulable: readonly string[];
+  readonly onExisting: number;
+  /** Work units spent (see runKarpenterLoop). */
+  readonly work: number;
+}
+
+/**
+ * What the loop packs with: dimensions, pools (fresh limit headroom) and pod classes. The
+ * solver passes its own (built from the same input) to avoid building them twice; the
+ * classes are read-only here and the pools' headroom is the loop's own copy.
+ */
+export interface LoopModel {
+  readonly dims: Dims;
+  readonly pools: Pool[];
+  readonly classOf: (pod: PendingPod, spec: EffectiveSpec) => PodClass;
+}
+
+export interface LoopOptions {
+  readonly workBudget?: number;
+  readonly model?: LoopModel;
+}
+
+function buildModel(input: PackingInput): LoopModel {
   const names = new Set<string>();
   const addNames = (r: Readonly<Record<string, string>> | undefined): void => { Object.keys(r ?? {}).forEach((n) => names.add(n)); };
   input.pods.forEach((p) => addNames(p.requests));
@@ -109,12 +149,6 @@ export function karpenterLoop(input: PackingInput): BaselinePlan {
   input.nodePools.forEach((p) => { addNames(p.limits); addNames(p.usage); p.instanceTypes.forEach((t) => { addNames(t.capacity); addNames(t.allocatable); }); });
   const dims = new Dims(names);
   const pools = buildPools(input.nodePools, dims, daemonModels(input.daemonSets, dims));
-  const topology = new Topology();
-  const pods = [...input.pods].sort((a, b) => cmp(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`));
-  pods.forEach((p) => topology.register(p, effectiveSpec(p)));
-  const existing = input.existingNodes.map((n) => existingNode(n, dims)).sort((a, b) => cmp(a.name, b.name));
-  const inFlight = input.inFlightClaims.map((c) => inFlightNode(c, pools, dims)).sort((a, b) => cmp(a.name, b.name));
-  const context: SolveContext = { dims, pools, topology, prices: dims.zero(), existingZones: [], classTopology: new Map(), universes: new Map() };
   const build: ClassBuildContext = { dims, pools, compatCache: new Map() };
   const classes = new Map<string, PodClass>();
   const classOf = (pod: PendingPod, spec: EffectiveSpec): PodClass => {
@@ -126,6 +160,25 @@ export function karpenterLoop(input: PackingInput): BaselinePlan {
     }
     return podClass;
   };
+  return { dims, pools, classOf };
+}
+
+/**
+ * Runs the loop; with a `workBudget` (claims tried plus instance types filtered) it gives
+ * up and returns undefined once the budget is spent. Counting work instead of time keeps
+ * the outcome deterministic. The loop tries every planned claim for every pod, so its
+ * work grows with pods × claims (162 s on karpenter-mix 10k).
+ */
+export function runKarpenterLoop(input: PackingInput, options: LoopOptions = {}): LoopRun | undefined {
+  const workBudget = options.workBudget ?? Infinity;
+  const meter: WorkMeter = { used: 0 };
+  const { dims, pools, classOf } = options.model ?? buildModel(input);
+  const topology = new Topology();
+  const pods = [...input.pods].sort((a, b) => cmp(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`));
+  pods.forEach((p) => topology.register(p, effectiveSpec(p)));
+  const existing = input.existingNodes.map((n) => existingNode(n, dims)).sort((a, b) => cmp(a.name, b.name));
+  const inFlight = input.inFlightClaims.map((c) => inFlightNode(c, pools, dims)).sort((a, b) => cmp(a.name, b.name));
+  const context: SolveContext = { dims, pools, topology, prices: dims.zero(), existingZones: [], classTopology: new Map(), universes: new Map() };
 
   const claims: LoopClaim[] = [];
   const unschedulable: string[] = [];
@@ -135,6 +188,7 @@ export function karpenterLoop(input: PackingInput): BaselinePlan {
     queue.sort((a, b) => (b.podClass.requests[0] ?? 0) - (a.podClass.requests[0] ?? 0) || (b.podClass.requests[1] ?? 0) - (a.podClass.requests[1] ?? 0) || cmp(a.key, b.key));
     const next: typeof queue = [];
     for (const item of queue) {
+      meter.used += existing.length + inFlight.length;
       const fixed = [...existing, ...[...inFlight].sort((a, b) => a.podCount - b.podCount || cmp(a.name, b.name))].find((n: FixedNode) => canAddToFixed(n, item.podClass, context).ok);
       if (fixed !== undefined) {
         addToFixedMutating(fixed, item.podClass, item.key, context);
@@ -145,7 +199,7 @@ export function karpenterLoop(input: PackingInput): BaselinePlan {
       const ordered = [...claims].sort((a, b) => a.pods.length - b.pods.length || a.id - b.id);
       let placed = false;
       for (const claim of ordered) {
-        const proposal = tryClaim(claim, item.podClass, context);
+        const proposal = tryClaim(claim, item.podClass, context, meter);
         if (proposal !== undefined) {
           commit(claim, item.podClass, proposal, item.key, context);
           placed = true;
@@ -156,14 +210,18 @@ export function karpenterLoop(input: PackingInput): BaselinePlan {
         for (const pool of pools) {
           const mask = maskFor(item.podClass, pool);
           if (mask === undefined) continue;
+          meter.used += pool.types.length;
           const options = pool.types.filter((t) => mask[t.index] === 1 && withinLimits(pool, t.capacity));
           if (options.length === 0) continue;
-          const claim: LoopClaim = { id: claims.length, pool, options, largest: largestOf(options, dims), requirements: pool.requirements, zone: undefined, used: dims.zero(), ports: new Set(), pods: [] };
-          const proposal = tryClaim(claim, item.podClass, context);
+          const claim: LoopClaim = {
+            id: claims.length, pool, reserved: dims.zero(), classes: new Set(), options, largest: largestOf(options, dims), requirements: pool.requirements, zone: undefined, used: dims.zero(), ports: new Set(), pods: [],
+          };
+          const proposal = tryClaim(claim, item.podClass, context, meter);
           if (proposal === undefined) continue;
           commit(claim, item.podClass, proposal, item.key, context);
           let reserved = dims.zero();
           for (const t of claim.options) reserved = maxOf(reserved, t.capacity);
+          claim.reserved = reserved;
           pool.headroom.set(subtract(pool.headroom, reserved));
           pool.nodesHeadroom -= 1;
           claims.push(claim);
@@ -176,9 +234,17 @@ export function karpenterLoop(input: PackingInput): BaselinePlan {
         if (relaxed === undefined) unschedulable.push(item.key);
         else next.push({ ...item, spec: relaxed.spec, podClass: classOf(item.pod, relaxed.spec) });
       }
+      if (meter.used > workBudget) return undefined;
     }
     queue = next;
   }
+  return { dims, claims, existing, inFlight, unschedulable, onExisting, work: meter.used };
+}
+
+export function karpenterLoop(input: PackingInput): BaselinePlan {
+  const run = runKarpenterLoop(input);
+  if (run === undefined) throw new Error('the Karpenter loop without a budget always finishes');
+  const { claims, onExisting, unschedulable } = run;
 
   const nodeClaims = claims.map((claim): BaselineClaim => {
     const zoneReq = claim.requirements[LabelKey.zone];
@@ -193,5 +259,5 @@ export function karpenterLoop(input: PackingInput): BaselinePlan {
     if (best === undefined) throw new Error(`baseline claim ${claim.id} has no offering`);
     return { nodePool: claim.pool.name, instanceType: best.type.name, zone: best.zone, capacityType: best.capacityType, price: best.price, pods: claim.pods };
   });
-  return { nodeClaims, onExisting, unschedulable, totalPrice: Math.round(nodeClaims.reduce((s, c) => s + c.price, 0) * 1e6) / 1e6 };
+  return { nodeClaims, onExisting, unschedulable: [...unschedulable], totalPrice: Math.round(nodeClaims.reduce((s, c) => s + c.price, 0) * 1e6) / 1e6 };
 }
