@@ -1,4 +1,4 @@
-import { loadAllYaml } from '@kubernetes/client-node';
+import { PatchStrategy, loadAllYaml } from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -35,7 +35,8 @@ describe('shipped manifests (real kube-apiservers, server-side dry run)', () => 
           if (!isConflict(err)) throw err;
         });
       } else {
-        await kube.objects.create(object, undefined, 'All');
+        // Server-side apply, dry run: validated whether or not another test applied it already.
+        await kube.objects.patch(object, undefined, 'All', 'autonode-manifest-test', true, PatchStrategy.ServerSideApply);
       }
       accepted.push(`${object.kind}/${object.metadata.name}`);
     }
