@@ -1,7 +1,8 @@
 // `npm run bench`: per scenario, the solver and the Karpenter-loop baseline on the same
 // input — pods/s, peak RSS, nodes, $/h, and the ratio to a lower bound (core/packing/
 // bound.ts: the strongest of LB0, the fluid LP over types that hold a pod, and two
-// families of assignment-LP duals; LB0 is printed too). Each scenario runs in its own
+// families of assignment-LP duals, all on capacities rounded to what the requests can
+// fill; LB0 is printed too, and the seconds the bound took). Each scenario runs in its own
 // child process so peak memory is that scenario's.
 //   npm run bench                                every scenario
 //   npm run bench -- --scenario aws-realistic-1k   exactly one
@@ -35,6 +36,7 @@ interface Row {
   solver: { seconds: number; coldSeconds: number; nodes: number; price: number; unschedulable: number };
   baseline: { seconds: number; nodes: number; price: number; unschedulable: number } | undefined;
   bound: number;
+  boundSeconds: number;
   fluid: number;
   peakMiB: number;
 }
@@ -55,7 +57,9 @@ function runOne(name: string, repeat: number): Row {
     solve(input);
     solverSeconds = Math.min(solverSeconds, Number(process.hrtime.bigint() - start) / 1e9);
   }
+  start = process.hrtime.bigint();
   const bound = lowerBound(input);
+  const boundSeconds = Number(process.hrtime.bigint() - start) / 1e9;
   const fluid = fluidBound(input);
   let baseline: Row['baseline'];
   if (process.env.BENCH_SKIP_BASELINE !== '1') {
@@ -64,7 +68,7 @@ function runOne(name: string, repeat: number): Row {
     baseline = { seconds: Number(process.hrtime.bigint() - start) / 1e9, nodes: loop.nodeClaims.length, price: loop.totalPrice, unschedulable: loop.unschedulable.length };
   }
   return {
-    scenario: name, pods: input.pods.length, bound, fluid, peakMiB, baseline,
+    scenario: name, pods: input.pods.length, bound, boundSeconds, fluid, peakMiB, baseline,
     solver: { seconds: solverSeconds, coldSeconds, nodes: plan.nodeClaims.length, price: plan.totalPrice, unschedulable: plan.unschedulable.length },
   };
 }
@@ -78,7 +82,7 @@ function format(row: Row): string[] {
     String(row.solver.nodes), row.solver.price.toFixed(2), ratio(row.solver.price), String(row.solver.unschedulable),
     b === undefined ? '-' : b.price.toFixed(2), b === undefined ? '-' : ratio(b.price),
     b === undefined ? '-' : String(b.nodes), b === undefined ? '-' : b.seconds.toFixed(2), b === undefined ? '-' : String(b.unschedulable),
-    row.bound.toFixed(2), row.fluid.toFixed(2),
+    row.bound.toFixed(2), row.fluid.toFixed(2), row.boundSeconds.toFixed(3),
   ];
 }
 
@@ -98,7 +102,7 @@ async function main(): Promise<void> {
   const filter = args.find((arg, i) => !arg.startsWith('--') && !(args[i - 1] ?? '').startsWith('--'));
   const names = Object.keys(scenarios).filter((n) => (exact === undefined || n === exact) && (filter === undefined || n.includes(filter)));
   if (names.length === 0) throw new Error(`no scenario matches ${exact ?? filter ?? ''}; known: ${Object.keys(scenarios).join(', ')}`);
-  const header = ['scenario', 'pods', 'solve s', 'cold s', 'pods/s', 'peak MiB', 'nodes', '$/h', 'x LB', 'unsched', 'baseline $/h', 'baseline x LB', 'baseline nodes', 'baseline s', 'baseline unsched', 'LB $/h', 'LB0 $/h'];
+  const header = ['scenario', 'pods', 'solve s', 'cold s', 'pods/s', 'peak MiB', 'nodes', '$/h', 'x LB', 'unsched', 'baseline $/h', 'baseline x LB', 'baseline nodes', 'baseline s', 'baseline unsched', 'LB $/h', 'LB0 $/h', 'LB s'];
   const rows: string[][] = [header];
   for (const name of names) {
     const row = await new Promise<Row>((resolve, reject) => {
