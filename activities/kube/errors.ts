@@ -6,6 +6,7 @@ export function apiStatus(err: unknown): number | undefined {
 }
 
 export const isNotFound = (err: unknown): boolean => apiStatus(err) === 404;
+/** 409: AlreadyExists on create, Conflict (stale resourceVersion) on update. */
 export const isConflict = (err: unknown): boolean => apiStatus(err) === 409;
+export const isForbidden = (err: unknown): boolean => apiStatus(err) === 403;
 export const isTooManyRequests = (err: unknown): boolean => apiStatus(err) === 429;
-export const isAlreadyExists = (err: unknown): boolean => apiStatus(err) === 409;

@@ -3,7 +3,7 @@ import { randomInt } from 'node:crypto';
 import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activities/kube/clients';
 import { createCsrActivities, csrState, parseCsr, type CsrActivities } from '../../activities/kube/csr';
 import { createEventRecorder, EVENT_SOURCE_COMPONENT } from '../../activities/kube/events';
-import { apiStatus } from '../../activities/kube/errors';
+import { isForbidden } from '../../activities/kube/errors';
 import { defaultCsrPolicy, nodeNameFromUsername, type CsrCheck, type ExpectedNode } from '../../core/nodes/csr-policy';
 import {
   FOREIGN_IP,
@@ -24,7 +24,6 @@ import { loadStackInfo } from '../support/stack';
 import { aLaunchRequest, startCloudHarness } from '../support/cloud';
 import { eventually } from '../support/eventually';
 
-const isForbidden = (err: unknown) => apiStatus(err) === 403;
 
 
 /** A launched instance with a private address no other test uses. */
