@@ -28,17 +28,18 @@ import { Dims, subtract, type Vec } from './dims';
 import { solveFluid } from './fluid';
 import type { PackingInput } from './input';
 
-interface Shape {
+export interface Shape {
   readonly requests: Vec;
   count: number;
 }
 
-interface BoundType {
+export interface BoundType {
   readonly allocatable: Vec;
   readonly price: number;
 }
 
-function model(input: PackingInput): { dims: Dims; shapes: Shape[]; types: BoundType[] } {
+/** Pods by distinct request vector (with pods = 1) and types by distinct allocatable, cheapest available offering. */
+export function boundModel(input: PackingInput): { dims: Dims; shapes: Shape[]; types: BoundType[] } {
   const names = new Set<string>(['pods']);
   input.pods.forEach((p) => Object.keys(p.requests).forEach((n) => names.add(n)));
   input.nodePools.forEach((p) => p.instanceTypes.forEach((t) => Object.keys(t.allocatable).forEach((n) => names.add(n))));
@@ -78,7 +79,7 @@ function fits(requests: Vec, allocatable: Vec): boolean {
 
 /** LB0 over the demand, minus the free capacity of existing nodes and in-flight claims. */
 export function fluidBound(input: PackingInput): number {
-  const { dims, shapes, types } = model(input);
+  const { dims, shapes, types } = boundModel(input);
   const demand = dims.zero();
   for (const shape of shapes) for (let r = 0; r < demand.length; r++) demand[r] = (demand[r] ?? 0) + shape.count * (shape.requests[r] ?? 0);
   subtractFreeCapacity(input, dims, demand);
@@ -108,7 +109,7 @@ export function lowerBound(input: PackingInput, options: { readonly integerRound
   const lb0 = fluidBound(input);
   // In-flight claims of unknown size could hold anything: nothing to add to LB0 then.
   if (input.inFlightClaims.some((c) => c.allocatable === undefined)) return lb0;
-  const { dims, shapes, types: rawTypes } = model(input);
+  const { dims, shapes, types: rawTypes } = boundModel(input);
   if (shapes.length === 0) return 0;
   // Integer rounding (LB3, see roundCapacities): same fits, smaller capacities, still valid.
   // (integerRounding: false gives the bound without LB3, for tests that compare the two.)

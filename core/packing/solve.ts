@@ -19,6 +19,8 @@ import { remainingOf, type PackState } from './pack-state';
 import { solveFluid } from './fluid';
 import { addInto, Dims, subtract } from './dims';
 import type { PackingInput, PendingPod } from './input';
+import { guideNewClaimsMutating } from './guide';
+import type { LinearSolver } from './linear-program';
 import { buildPlan } from './output';
 import type { Plan } from './plan';
 import { buildPools, cmp, daemonModels, type Pool } from './pools';
@@ -54,7 +56,23 @@ export function podKey(pod: { namespace: string; name: string }): string {
   return `${pod.namespace}/${pod.name}`;
 }
 
-export function solve(input: PackingInput): Plan {
+export interface SolveOptions {
+  /**
+   * An LP solver (starter/lp/highs.ts) enables the LP guide for new claims (guide.ts);
+   * the guided plan is kept only when it is cheaper. Without one the solve is greedy only.
+   */
+  readonly linearSolver?: LinearSolver;
+}
+
+export function solve(input: PackingInput, options: SolveOptions = {}): Plan {
+  const greedy = solveWith(input, undefined);
+  if (options.linearSolver === undefined || greedy.plan.nodeClaims.length === 0) return cheaperOf(greedy.plan, greedy.unschedulable, input, greedy.model);
+  const guided = solveWith(input, options.linearSolver);
+  const better = guided.plan.unschedulable.length <= greedy.plan.unschedulable.length && guided.plan.totalPrice < greedy.plan.totalPrice ? guided : greedy;
+  return cheaperOf(better.plan, better.unschedulable, input, better.model);
+}
+
+function solveWith(input: PackingInput, linearSolver: LinearSolver | undefined): { plan: Plan; unschedulable: Map<string, string>; model: LoopModel } {
   const dims = new Dims(resourceNames(input));
   const pools = buildPools(input.nodePools, dims, daemonModels(input.daemonSets, dims));
   // Limit headroom before this solve spends any: the Karpenter-loop alternative starts from it.
@@ -148,7 +166,7 @@ export function solve(input: PackingInput): Plan {
       || cmp(a.key, b.key));
     const waiting = queue.filter((item) => !placeOnFixedMutating(item, existing, inFlight, context)
       && !(round > 0 && placeOnPlannedMutating(item, state.claims, context)));
-    const failures = packNewClaimsMutating(waiting, state, context);
+    const failures = packNewClaimsMutating(waiting, state, context, round === 0 ? linearSolver : undefined);
     queue = [];
     for (const item of waiting) {
       const reason = failures.get(item.key);
@@ -162,7 +180,7 @@ export function solve(input: PackingInput): Plan {
   const finals = state.claims.filter((c) => c.pods.length > 0).map((claim) => finalizeClaimMutating(claim, input.maxInstanceTypes));
   const plan = buildPlan({ finals, existing, inFlight, unschedulable, dims });
   const model: LoopModel = { dims, pools: startPools, classOf };
-  return cheaperOf(plan, unschedulable, input, model);
+  return { plan, unschedulable, model };
 }
 
 /**
@@ -233,7 +251,7 @@ function placeOnPlannedMutating(item: QueuedPod, claims: readonly Claim[], conte
 }
 
 /** Opens claims seeded in queue order; returns the reason for each pod left over. */
-function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, context: SolveContext): Map<string, string> {
+function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, context: SolveContext, linearSolver: LinearSolver | undefined): Map<string, string> {
   state.queues.clear();
   for (const item of waiting) {
     let classQueue = state.queues.get(item.podClass.id);
@@ -251,6 +269,10 @@ function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, 
 
   const placed = new Set<string>();
   const failures = new Map<string, string>();
+  if (linearSolver !== undefined) {
+    guideNewClaimsMutating(state, context, linearSolver, placed);
+    compactActive(state);
+  }
   for (const item of waiting) {
     if (placed.has(item.key) || failures.has(item.key)) continue;
     const classQueue = state.queues.get(item.podClass.id);

@@ -4,7 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { type Command } from 'commander';
 import { z } from 'zod';
-import { solve, type Plan } from '../../core/packing';
+import { solve, type LinearSolver, type Plan } from '../../core/packing';
+import { loadLinearSolver } from '../lp/highs';
 import { assemblePlanInput, type ManifestFile } from '../../core/workloads/assemble';
 
 const planOptionsSchema = z.object({
@@ -20,6 +21,8 @@ export interface PlanIo {
   readFile: (path: string) => string;
   /** Epoch milliseconds, read once here at the edge. */
   now: number;
+  /** Enables the LP guide (core/packing/guide.ts); without it the plan is greedy only. */
+  linearSolver?: LinearSolver;
 }
 
 /** The contract's document: exactly its fields, in its order. */
@@ -76,7 +79,7 @@ export function runPlan(raw: unknown, io: PlanIo): number {
   const { input, diagnostics } = assemblePlanInput(files, { region: options.region, now: io.now });
   for (const line of diagnostics) io.stderr(`warning: ${line}\n`);
   if (input.nodePools.length === 0) io.stderr('warning: no usable NodePool in the input: every pending pod is unschedulable\n');
-  const plan = solve(input);
+  const plan = solve(input, io.linearSolver === undefined ? {} : { linearSolver: io.linearSolver });
   io.stdout(options.output === 'json' ? `${JSON.stringify(planDocument(plan), null, 2)}\n` : planTable(plan));
   return 0;
 }
@@ -88,8 +91,10 @@ export function registerPlanCommand(program: Command): void {
     .option('-f, --file <path>', 'a multi-document YAML file of Kubernetes objects (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
     .option('-o, --output <format>', 'json or table', 'table')
     .option('--region <region>', 'AWS region of the bundled instance-type catalog', 'us-east-1')
-    .action((raw: unknown) => {
+    .action(async (raw: unknown) => {
+      const linearSolver = await loadLinearSolver();
       const code = runPlan(raw, {
+        linearSolver,
         stdout: (text) => process.stdout.write(text),
         stderr: (text) => process.stderr.write(text),
         readFile: (path) => readFileSync(path, 'utf8'),

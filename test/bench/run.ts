@@ -2,8 +2,11 @@
 // input — pods/s, peak RSS, nodes, $/h, and the ratio to a lower bound (core/packing/
 // bound.ts: the strongest of LB0, the fluid LP over types that hold a pod, and two
 // families of assignment-LP duals, all on capacities rounded to what the requests can
-// fill; LB0 is printed too, and the seconds the bound took). Each scenario runs in its own
-// child process so peak memory is that scenario's.
+// fill — or the configuration LP's bound, core/packing/configuration-bound.ts, when that is
+// higher; LB0 and the configuration LP's value are printed too, "*" when its column
+// generation stopped before converging, and the seconds the bounds took). The solver runs
+// with the LP guide (HiGHS). Each scenario runs in its own child process so peak memory is
+// that scenario's. BENCH_SKIP_CONFIGURATION=1 skips the configuration LP (minutes at 20k).
 //   npm run bench                                every scenario
 //   npm run bench -- --scenario aws-realistic-1k   exactly one
 //   npm run bench -- karpenter-mix               those whose name contains it
@@ -15,6 +18,9 @@ import { fork } from 'node:child_process';
 import { solve, type PackingInput } from '../../core/packing';
 import { karpenterLoop } from '../../core/packing/baseline/karpenter-loop';
 import { fluidBound, lowerBound } from '../../core/packing/bound';
+import { configurationBound } from '../../core/packing/configuration-bound';
+import type { LinearSolver } from '../../core/packing/linear-program';
+import { loadLinearSolver } from '../../starter/lp/highs';
 import { awsRealistic, existingNodes, karpenterMix, manyPools, topologyHeavy } from './generators';
 
 const scenarios: Record<string, () => PackingInput> = {
@@ -37,16 +43,19 @@ interface Row {
   baseline: { seconds: number; nodes: number; price: number; unschedulable: number } | undefined;
   bound: number;
   boundSeconds: number;
+  /** The configuration LP (column generation): its value and whether it converged. */
+  configurationLp: number | undefined;
+  configurationConverged: boolean;
   fluid: number;
   peakMiB: number;
 }
 
-function runOne(name: string, repeat: number): Row {
+function runOne(name: string, repeat: number, linearSolver: LinearSolver): Row {
   const make = scenarios[name];
   if (make === undefined) throw new Error(`unknown scenario ${name}`);
   const input = make();
   let start = process.hrtime.bigint();
-  const plan = solve(input);
+  const plan = solve(input, { linearSolver });
   const coldSeconds = Number(process.hrtime.bigint() - start) / 1e9;
   // Peak after the first solve (input, solver and its garbage), before anything else runs.
   const peakMiB = process.resourceUsage().maxRSS / 1024;
@@ -54,11 +63,12 @@ function runOne(name: string, repeat: number): Row {
   let solverSeconds = coldSeconds;
   for (let run = 1; run < repeat; run++) {
     start = process.hrtime.bigint();
-    solve(input);
+    solve(input, { linearSolver });
     solverSeconds = Math.min(solverSeconds, Number(process.hrtime.bigint() - start) / 1e9);
   }
   start = process.hrtime.bigint();
-  const bound = lowerBound(input);
+  const configuration = process.env.BENCH_SKIP_CONFIGURATION === '1' ? undefined : configurationBound(input, linearSolver);
+  const bound = Math.max(lowerBound(input), configuration?.bound ?? 0);
   const boundSeconds = Number(process.hrtime.bigint() - start) / 1e9;
   const fluid = fluidBound(input);
   let baseline: Row['baseline'];
@@ -69,6 +79,7 @@ function runOne(name: string, repeat: number): Row {
   }
   return {
     scenario: name, pods: input.pods.length, bound, boundSeconds, fluid, peakMiB, baseline,
+    configurationLp: configuration?.lp, configurationConverged: configuration?.converged ?? false,
     solver: { seconds: solverSeconds, coldSeconds, nodes: plan.nodeClaims.length, price: plan.totalPrice, unschedulable: plan.unschedulable.length },
   };
 }
@@ -82,7 +93,7 @@ function format(row: Row): string[] {
     String(row.solver.nodes), row.solver.price.toFixed(2), ratio(row.solver.price), String(row.solver.unschedulable),
     b === undefined ? '-' : b.price.toFixed(2), b === undefined ? '-' : ratio(b.price),
     b === undefined ? '-' : String(b.nodes), b === undefined ? '-' : b.seconds.toFixed(2), b === undefined ? '-' : String(b.unschedulable),
-    row.bound.toFixed(2), row.fluid.toFixed(2), row.boundSeconds.toFixed(3),
+    row.bound.toFixed(2), row.fluid.toFixed(2), row.configurationLp === undefined ? '-' : `${row.configurationLp.toFixed(2)}${row.configurationConverged ? '' : '*'}`, row.boundSeconds.toFixed(3),
   ];
 }
 
@@ -95,14 +106,14 @@ async function main(): Promise<void> {
   const repeat = Math.max(1, Number(flag('--repeat') ?? '3'));
   const child = flag('--child');
   if (child !== undefined) {
-    process.send?.(runOne(child, repeat));
+    process.send?.(runOne(child, repeat, await loadLinearSolver()));
     return;
   }
   const exact = flag('--scenario');
   const filter = args.find((arg, i) => !arg.startsWith('--') && !(args[i - 1] ?? '').startsWith('--'));
   const names = Object.keys(scenarios).filter((n) => (exact === undefined || n === exact) && (filter === undefined || n.includes(filter)));
   if (names.length === 0) throw new Error(`no scenario matches ${exact ?? filter ?? ''}; known: ${Object.keys(scenarios).join(', ')}`);
-  const header = ['scenario', 'pods', 'solve s', 'cold s', 'pods/s', 'peak MiB', 'nodes', '$/h', 'x LB', 'unsched', 'baseline $/h', 'baseline x LB', 'baseline nodes', 'baseline s', 'baseline unsched', 'LB $/h', 'LB0 $/h', 'LB s'];
+  const header = ['scenario', 'pods', 'solve s', 'cold s', 'pods/s', 'peak MiB', 'nodes', '$/h', 'x LB', 'unsched', 'baseline $/h', 'baseline x LB', 'baseline nodes', 'baseline s', 'baseline unsched', 'LB $/h', 'LB0 $/h', 'CLP $/h', 'LB s'];
   const rows: string[][] = [header];
   for (const name of names) {
     const row = await new Promise<Row>((resolve, reject) => {

@@ -6,45 +6,9 @@ import { solve, type InstanceTypeInput, type PackingInput } from '../../../core/
 import { karpenterLoop } from '../../../core/packing/baseline/karpenter-loop';
 import { fluidBound, lowerBound } from '../../../core/packing/bound';
 import { aNodePool, anExistingNode, anInput, anInstanceType, aPod, pods } from './builders';
+import { bruteForceOptimum } from './brute-force';
 import { checkPlan, quantityValue } from './checker';
 import { mulberry32, pick } from './random-inputs';
-
-/** Cheapest cost of any partition of the pods into nodes (each block on its cheapest fitting type). */
-function bruteForceOptimum(input: PackingInput): number {
-  const types = input.nodePools.flatMap((p) => p.instanceTypes);
-  const need = input.pods.map((p) => ({ cpu: quantityValue(p.requests.cpu ?? '0'), memory: quantityValue(p.requests.memory ?? '0') }));
-  const blockCost = (block: number[]): number => {
-    const cpu = block.reduce((s, i) => s + (need[i]?.cpu ?? 0), 0);
-    const memory = block.reduce((s, i) => s + (need[i]?.memory ?? 0), 0);
-    let best = Infinity;
-    for (const t of types) {
-      if (cpu <= quantityValue(t.allocatable.cpu ?? '0') && memory <= quantityValue(t.allocatable.memory ?? '0') && block.length <= Number(t.allocatable.pods)) {
-        best = Math.min(best, ...t.offerings.filter((o) => o.available).map((o) => o.price));
-      }
-    }
-    return best;
-  };
-  let best = Infinity;
-  const blocks: number[][] = [];
-  const visit = (i: number, cost: number): void => {
-    if (cost >= best) return;
-    if (i === need.length) {
-      best = cost;
-      return;
-    }
-    for (const block of blocks) {
-      const before = blockCost(block);
-      block.push(i);
-      visit(i + 1, cost - before + blockCost(block));
-      block.pop();
-    }
-    blocks.push([i]);
-    visit(i + 1, cost + blockCost([i]));
-    blocks.pop();
-  };
-  visit(0, 0);
-  return best;
-}
 
 function tinyInput(seed: number): PackingInput {
   const random = mulberry32(seed);

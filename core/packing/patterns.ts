@@ -1,0 +1,580 @@
+// Column generation over node patterns (Gilmore–Gomory), shared by the configuration-LP
+// lower bound (configuration-bound.ts, exact pricing) and the solver's LP guide
+// (guide.ts, fast pricing plus sequential rounding).
+//
+//   master:  min Σ_p c_p·x_p  s.t.  Σ_p a_k,p·x_p ≥ n_k for every item k,  x ≥ 0
+//
+// A pattern p is a type t and how many of each item one node of t holds: integers that
+// fit its capacity, a_k ≤ n_k, only items allowed on t. Given the master's duals π ≥ 0,
+// the best pattern on a type solves a bounded integer knapsack max Σ π_k·a_k. Pricing:
+//  - a 2-D dynamic program over the dimensions that can bind (exact), when its grid is small;
+//  - a branch and bound pruned by the knapsack's LP relaxation (exact when it finishes);
+//  - the LP relaxation itself, an upper bound only (exact mode, for Farley's bound);
+//  - a greedy fill by dual value per unit of capacity (fast mode, large types).
+// Farley's bound: if ρ ≥ max over types and patterns of π·a / c_t, then π/ρ is feasible
+// for the full master's dual and Σ n_k·π_k / ρ is a lower bound on its LP value.
+import type { Vec } from './dims';
+import type { LinearSolver, LpModel } from './linear-program';
+
+export interface PatternProblem {
+  /** Exact integer requests per dimension (bytes, milli-units) and how many of each item. */
+  readonly items: readonly { readonly requests: Vec; readonly count: number }[];
+  /** Usable capacity (same dimensions) and price of one node of each type. */
+  readonly types: readonly { readonly capacity: Vec; readonly price: number }[];
+  /** Whether item k may go on type t besides fitting; everything fitting is allowed if absent. */
+  readonly allowed?: (item: number, type: number) => boolean;
+}
+
+export interface Pattern {
+  readonly type: number;
+  /** Per item of the problem. */
+  readonly counts: Int32Array;
+}
+
+export interface GenerationResult {
+  /** Farley's bound from the last exact pricing round (0 if none ran): ≤ the master's LP value. */
+  readonly bound: number;
+  /** The restricted master's last LP value (the configuration LP's when converged). */
+  readonly lp: number;
+  readonly converged: boolean;
+  readonly iterations: number;
+  readonly columns: number;
+}
+
+export interface GenerationOptions {
+  /** 'exact' prices every type exactly where affordable (bounds); 'fast' prices cheaply (the solver). */
+  readonly mode: 'exact' | 'fast';
+  readonly maxIterations: number;
+  /** Largest grid for the exact dynamic program ('exact'), or grid × pieces ('fast'). */
+  readonly dpBudget: number;
+  /** Branch-and-bound nodes per type and round ('exact'). */
+  readonly searchNodes: number;
+}
+
+const improving = 1 + 1e-9;
+/** Types kept for rounding besides those the LP uses (narrowPricing). */
+const narrowExtra = 12;
+
+function gcd(a: number, b: number): number {
+  let x = Math.abs(a);
+  let y = Math.abs(b);
+  while (y > 0) [x, y] = [y, x % y];
+  return x;
+}
+
+function fits(r: Float64Array, a: Float64Array): boolean {
+  for (let i = 0; i < r.length; i++) if ((r[i] ?? 0) > (a[i] ?? 0)) return false;
+  return true;
+}
+
+interface Items {
+  readonly k: number[];
+  readonly ub: number[];
+}
+
+interface Priced {
+  /** Upper bound on max π·a over the type's patterns. */
+  readonly upper: number;
+  /** Best pattern found and its value. */
+  readonly value: number;
+  readonly pattern: Int32Array | undefined;
+}
+
+export class PatternGenerator {
+  /** Requests and capacities in whole multiples of each dimension's gcd of requests. */
+  private readonly r: Float64Array[];
+  private readonly a: Float64Array[];
+  private readonly price: number[];
+  private readonly count: number[];
+  /** allowed[t][k] */
+  private readonly allowed: Uint8Array[];
+  /** Problem type index of each kept type. */
+  private readonly typeIndex: number[];
+  private readonly master: LpModel;
+  private readonly patterns: Pattern[] = [];
+  private readonly seen = new Set<string>();
+  private demand: number[];
+  /** Types priced by generate(); round() narrows it to the types that matter. */
+  private pricing: number[];
+  /** Per type, the best pattern's value per price at its last pricing. */
+  private readonly lastRatio: Float64Array;
+
+  constructor(problem: PatternProblem, private readonly solver: LinearSolver, private readonly options: GenerationOptions) {
+    const d = problem.items[0]?.requests.length ?? 0;
+    const dims: number[] = [];
+    const steps: number[] = [];
+    for (let r = 0; r < d; r++) {
+      let g = 0;
+      for (const item of problem.items) g = gcd(g, item.requests[r] ?? 0);
+      if (g > 0 && problem.items.every((item) => Number.isSafeInteger(item.requests[r] ?? 0))) {
+        dims.push(r);
+        steps.push(g);
+      }
+    }
+    // Capacities round down to whole steps: no integer packing of these items notices.
+    this.r = problem.items.map((item) => Float64Array.from(dims, (r, i) => (item.requests[r] ?? 0) / (steps[i] ?? 1)));
+    const a = problem.types.map((type) => Float64Array.from(dims, (r, i) => Math.floor((type.capacity[r] ?? 0) / (steps[i] ?? 1))));
+    this.count = problem.items.map((item) => item.count);
+    this.demand = [...this.count];
+    const allow = problem.types.map((_, t) => Uint8Array.from(problem.items, (_, k) => (fits(this.r[k] ?? new Float64Array(0), a[t] ?? new Float64Array(0)) && (problem.allowed?.(k, t) ?? true) ? 1 : 0)));
+    const useful = problem.types.map((_, t) => (allow[t] ?? new Uint8Array(0)).some((v) => v === 1));
+    // A type no dearer and at least as large everywhere, allowed for every item the other
+    // is, hosts all of the other's patterns: the other adds nothing.
+    const dominated = (t: number): boolean => problem.types.some((u, j) => {
+      const tt = problem.types[t];
+      if (j === t || !useful[j] || tt === undefined || u.price > tt.price || !fits(a[t] ?? new Float64Array(0), a[j] ?? new Float64Array(0))) return false;
+      const at = allow[t] ?? new Uint8Array(0);
+      const au = allow[j] ?? new Uint8Array(0);
+      for (let k = 0; k < at.length; k++) if (at[k] === 1 && au[k] !== 1) return false;
+      const equal = u.price === tt.price && fits(a[j] ?? new Float64Array(0), a[t] ?? new Float64Array(0)) && at.every((v, k) => v === au[k]);
+      return !equal || j < t;
+    });
+    this.typeIndex = problem.types.map((_, t) => t).filter((t) => useful[t] === true && !dominated(t));
+    this.a = this.typeIndex.map((t) => a[t] ?? new Float64Array(0));
+    this.price = this.typeIndex.map((t) => problem.types[t]?.price ?? 0);
+    this.allowed = this.typeIndex.map((t) => allow[t] ?? new Uint8Array(0));
+    this.pricing = this.a.map((_, t) => t);
+    this.lastRatio = new Float64Array(this.a.length);
+    this.master = solver.createModel();
+    this.count.forEach((n) => this.master.addRow(n, solver.infinity));
+    this.seedColumns();
+  }
+
+  dispose(): void {
+    this.master.dispose();
+  }
+
+  get columnCount(): number {
+    return this.patterns.length;
+  }
+
+  /** Items some kept type can hold (the others can never be placed). */
+  placeable(k: number): boolean {
+    return this.allowed.some((row) => row[k] === 1);
+  }
+
+  private copiesOn(k: number, t: number, limit: number): number {
+    const r = this.r[k];
+    const a = this.a[t];
+    if (r === undefined || a === undefined || this.allowed[t]?.[k] !== 1) return 0;
+    let copies = limit;
+    for (let i = 0; i < a.length; i++) if ((r[i] ?? 0) > 0) copies = Math.min(copies, Math.floor((a[i] ?? 0) / (r[i] ?? 1)));
+    return Math.max(0, copies);
+  }
+
+  private addColumn(t: number, counts: Int32Array): boolean {
+    const key = `${t}:${counts.join(',')}`;
+    if (this.seen.has(key) || counts.every((c) => c === 0)) return false;
+    this.seen.add(key);
+    const rows: number[] = [];
+    const values: number[] = [];
+    counts.forEach((c, k) => { if (c > 0) { rows.push(k); values.push(c); } });
+    this.master.addColumn({ cost: this.price[t] ?? 0, lower: 0, upper: this.solver.infinity, rows, values });
+    this.patterns.push({ type: t, counts });
+    return true;
+  }
+
+  /** Every placeable item alone on the type that holds it at the least cost per item. */
+  private seedColumns(): void {
+    const K = this.count.length;
+    for (let k = 0; k < K; k++) {
+      let best = -1;
+      let bestCost = Infinity;
+      let bestCopies = 0;
+      for (let t = 0; t < this.a.length; t++) {
+        const copies = this.copiesOn(k, t, this.count[k] ?? 0);
+        if (copies > 0 && (this.price[t] ?? 0) / copies < bestCost) {
+          bestCost = (this.price[t] ?? 0) / copies;
+          best = t;
+          bestCopies = copies;
+        }
+      }
+      if (best < 0) {
+        // Nothing holds it: a free artificial column keeps the master feasible.
+        this.master.addColumn({ cost: 0, lower: 0, upper: this.solver.infinity, rows: [k], values: [1] });
+        this.patterns.push({ type: -1, counts: new Int32Array(K) });
+        continue;
+      }
+      const counts = new Int32Array(K);
+      counts[k] = bestCopies;
+      this.addColumn(best, counts);
+    }
+  }
+
+  /** Column generation until no pattern improves or the iteration budget is spent. */
+  generate(maxIterations = this.options.maxIterations): GenerationResult {
+    const { mode } = this.options;
+    let bound = 0;
+    let lp = Infinity;
+    let converged = false;
+    let iterations = 0;
+    const K = this.count.length;
+    for (; iterations < maxIterations && !converged; iterations++) {
+      const result = this.master.solve();
+      if (!result.optimal) break;
+      lp = result.objective;
+      const pi = Float64Array.from(result.rowDuals, (v) => Math.abs(v));
+      let dualSum = 0;
+      this.demand.forEach((n, k) => { dualSum += n * (pi[k] ?? 0); });
+      const found: { t: number; ratio: number; pattern: Int32Array }[] = [];
+      for (const t of this.pricing) {
+        const priced = mode === 'fast' ? this.fastPrice(t, pi) : this.quickPrice(t, pi);
+        const ratio = priced.value / (this.price[t] ?? 1);
+        this.lastRatio[t] = Math.max(ratio, priced.upper === Infinity ? ratio : 0);
+        if (ratio > improving && priced.pattern !== undefined) found.push({ t, ratio, pattern: priced.pattern });
+      }
+      let added = 0;
+      found.sort((x, y) => y.ratio - x.ratio || x.t - y.t);
+      for (const column of found.slice(0, Math.max(20, K))) if (this.addColumn(column.t, column.pattern)) added += 1;
+      if (added > 0) continue;
+      if (mode === 'fast') {
+        converged = true;
+        break;
+      }
+      // Exact round: types by their relaxation bound, until none can beat the best exact ratio.
+      const order = this.a.map((_, t) => ({ t, upper: this.relaxation(t, pi, this.items(t, pi)).upper / (this.price[t] ?? 1) }))
+        .sort((x, y) => y.upper - x.upper || x.t - y.t);
+      let rho = 0;
+      for (const { t, upper } of order) {
+        if (upper <= rho) break;
+        const priced = this.exactPrice(t, pi);
+        const price = this.price[t] ?? 1;
+        rho = Math.max(rho, priced.upper / price);
+        if (priced.value / price > improving && priced.pattern !== undefined && this.addColumn(t, priced.pattern)) added += 1;
+      }
+      if (rho > 0) bound = Math.max(bound, dualSum / Math.max(1, rho));
+      if (added === 0) converged = true;
+    }
+    return { bound, lp, converged, iterations, columns: this.patterns.length };
+  }
+
+  /**
+   * Sequential rounding: solve the master for the demand left, take the whole copies of
+   * every pattern (as many as the demand still needs), and when no pattern has a whole
+   * copy, one copy of the largest; repeat until the demand is met. Patterns are trimmed
+   * to the demand, so every node returned is full of pods that exist.
+   */
+  round(maxRounds: number, iterationsPerRound: number): { nodes: Pattern[]; left: number[] } {
+    const nodes: Pattern[] = [];
+    const K = this.count.length;
+    for (let k = 0; k < K; k++) if (!this.placeable(k)) this.demand[k] = 0;
+    this.narrowPricing();
+    for (let round = 0; round < maxRounds && this.demand.some((n) => n > 0); round++) {
+      this.demand.forEach((n, k) => this.master.changeRowBounds(k, n, this.solver.infinity));
+      // Patterns for what is left (the first ones were shaped for the whole demand).
+      if (round > 0 && iterationsPerRound > 0) this.generate(iterationsPerRound);
+      const result = this.master.solve();
+      if (!result.optimal) break;
+      const order = this.patterns.map((p, j) => ({ p, j, x: result.columnValues[j] ?? 0 })).filter((c) => c.p.type >= 0 && c.x > 1e-9)
+        .sort((x, y) => y.x - x.x || x.j - y.j);
+      let took = false;
+      for (const { p, x } of order) {
+        for (let copy = 0; copy < Math.floor(x + 1e-9); copy++) {
+          if (!this.take(p, nodes)) break;
+          took = true;
+        }
+      }
+      if (!took) {
+        const first = order[0];
+        if (first === undefined || !this.take(first.p, nodes)) break;
+      }
+    }
+    return { nodes, left: [...this.demand] };
+  }
+
+  /**
+   * For rounding, price only the types the LP uses and those whose best pattern came
+   * closest to paying off: the residual problems are small, and pricing every type for
+   * each of them dominated the solve time (aws-realistic 1k: 12 s → 3 s).
+   */
+  private narrowPricing(): void {
+    const result = this.master.solve();
+    const keep = new Set<number>();
+    if (result.optimal) this.patterns.forEach((p, j) => { if (p.type >= 0 && (result.columnValues[j] ?? 0) > 1e-9) keep.add(p.type); });
+    const byRatio = this.a.map((_, t) => t).sort((x, y) => (this.lastRatio[y] ?? 0) - (this.lastRatio[x] ?? 0) || x - y);
+    for (const t of byRatio.slice(0, narrowExtra)) keep.add(t);
+    this.pricing = [...keep].sort((x, y) => x - y);
+  }
+
+  /** One node of the pattern, trimmed to the demand left; false if it would hold nothing. */
+  private take(pattern: Pattern, nodes: Pattern[]): boolean {
+    const counts = Int32Array.from(pattern.counts, (c, k) => Math.min(c, this.demand[k] ?? 0));
+    if (counts.every((c) => c === 0)) return false;
+    counts.forEach((c, k) => { this.demand[k] = (this.demand[k] ?? 0) - c; });
+    nodes.push({ type: this.typeIndex[pattern.type] ?? -1, counts });
+    return true;
+  }
+
+  private items(t: number, pi: Float64Array): Items {
+    const k: number[] = [];
+    const ub: number[] = [];
+    for (let i = 0; i < this.count.length; i++) {
+      if ((pi[i] ?? 0) <= 0) continue;
+      const copies = this.copiesOn(i, t, this.demand[i] ?? 0);
+      if (copies > 0) {
+        k.push(i);
+        ub.push(copies);
+      }
+    }
+    return { k, ub };
+  }
+
+  private reduced(k: number, pi: Float64Array, lambda: Float64Array): number {
+    const r = this.r[k];
+    let q = pi[k] ?? 0;
+    for (let i = 0; i < lambda.length; i++) q -= (lambda[i] ?? 0) * (r?.[i] ?? 0);
+    return q;
+  }
+
+  /** The knapsack's LP relaxation as multipliers λ ≥ 0 on the capacities, and the bound they give (valid for any λ ≥ 0). */
+  private relaxation(t: number, pi: Float64Array, items: Items): { lambda: Float64Array; upper: number } {
+    const a = this.a[t] ?? new Float64Array(0);
+    const d = a.length;
+    const lambda = new Float64Array(d);
+    let trivial = 0;
+    items.k.forEach((k, j) => { trivial += (pi[k] ?? 0) * (items.ub[j] ?? 0); });
+    if (items.k.length === 0) return { lambda, upper: 0 };
+    const model = this.solver.createModel();
+    try {
+      for (let i = 0; i < d; i++) model.addRow(-this.solver.infinity, a[i] ?? 0);
+      items.k.forEach((k, j) => {
+        const r = this.r[k];
+        const rows: number[] = [];
+        const values: number[] = [];
+        for (let i = 0; i < d; i++) if ((r?.[i] ?? 0) > 0) { rows.push(i); values.push(r?.[i] ?? 0); }
+        model.addColumn({ cost: -(pi[k] ?? 0), lower: 0, upper: items.ub[j] ?? 0, rows, values });
+      });
+      const result = model.solve();
+      if (result.optimal) for (let i = 0; i < d; i++) lambda[i] = Math.abs(result.rowDuals[i] ?? 0);
+    } finally {
+      model.dispose();
+    }
+    let upper = 0;
+    for (let i = 0; i < d; i++) upper += (lambda[i] ?? 0) * (a[i] ?? 0);
+    items.k.forEach((k, j) => { upper += (items.ub[j] ?? 0) * Math.max(0, this.reduced(k, pi, lambda)); });
+    return { lambda, upper: Math.min(upper, trivial) };
+  }
+
+  private quickPrice(t: number, pi: Float64Array): Priced {
+    const items = this.items(t, pi);
+    const { lambda, upper } = this.relaxation(t, pi, items);
+    const found = this.branchAndBound(t, pi, items, lambda, Math.min(this.options.searchNodes, 2000));
+    return { upper: found.exact ? found.value : upper, value: found.value, pattern: found.pattern };
+  }
+
+  private exactPrice(t: number, pi: Float64Array): Priced {
+    const items = this.items(t, pi);
+    const dp = this.dynamicProgram(t, pi, items, this.options.dpBudget, false);
+    if (dp !== undefined) return dp;
+    const { lambda, upper } = this.relaxation(t, pi, items);
+    const found = this.branchAndBound(t, pi, items, lambda, this.options.searchNodes);
+    return { upper: found.exact ? found.value : upper, value: found.value, pattern: found.pattern };
+  }
+
+  /** The dynamic program where grid × pieces fits the budget, else a greedy fill. */
+  private fastPrice(t: number, pi: Float64Array): Priced {
+    const items = this.items(t, pi);
+    const upper = this.singleDimensionBound(t, pi, items);
+    if (upper <= (this.price[t] ?? 0) * improving) return { upper, value: 0, pattern: undefined };
+    return this.dynamicProgram(t, pi, items, this.options.dpBudget, true) ?? this.greedy(t, pi, items);
+  }
+
+  /** The least of the fractional knapsacks on one dimension each: an upper bound, in O(items log items) per dimension. */
+  private singleDimensionBound(t: number, pi: Float64Array, items: Items): number {
+    const a = this.a[t] ?? new Float64Array(0);
+    let best = 0;
+    items.k.forEach((k, j) => { best += (pi[k] ?? 0) * (items.ub[j] ?? 0); });
+    for (let i = 0; i < a.length; i++) {
+      const order = items.k.map((_, j) => j).filter((j) => (this.r[items.k[j] ?? 0]?.[i] ?? 0) > 0);
+      const ratio = (j: number): number => (pi[items.k[j] ?? 0] ?? 0) / (this.r[items.k[j] ?? 0]?.[i] ?? 1);
+      order.sort((x, y) => ratio(y) - ratio(x) || x - y);
+      let room = a[i] ?? 0;
+      let value = 0;
+      // Items that take none of this dimension come for free in this relaxation.
+      items.k.forEach((k, j) => { if ((this.r[k]?.[i] ?? 0) === 0) value += (pi[k] ?? 0) * (items.ub[j] ?? 0); });
+      for (const j of order) {
+        const size = this.r[items.k[j] ?? 0]?.[i] ?? 1;
+        const copies = Math.min(items.ub[j] ?? 0, room / size);
+        value += copies * (pi[items.k[j] ?? 0] ?? 0);
+        room -= copies * size;
+        if (room <= 0) break;
+      }
+      best = Math.min(best, value);
+    }
+    return best;
+  }
+
+  private densityOrder(t: number, pi: Float64Array, items: Items): number[] {
+    const a = this.a[t] ?? new Float64Array(0);
+    const density = items.k.map((k) => {
+      const r = this.r[k];
+      let size = 0;
+      for (let i = 0; i < a.length; i++) size += (r?.[i] ?? 0) / Math.max(1, a[i] ?? 0);
+      return (pi[k] ?? 0) / Math.max(1e-12, size);
+    });
+    return items.k.map((_, j) => j).sort((x, y) => (density[y] ?? 0) - (density[x] ?? 0) || x - y);
+  }
+
+  private pattern(items: Items, counts: ArrayLike<number>): Int32Array {
+    const pattern = new Int32Array(this.count.length);
+    items.k.forEach((k, j) => { pattern[k] = counts[j] ?? 0; });
+    return pattern;
+  }
+
+  /** Densest first, as many copies as fit; then the same again for what is left. */
+  private greedy(t: number, pi: Float64Array, items: Items): Priced {
+    const room = Float64Array.from(this.a[t] ?? new Float64Array(0));
+    const counts = new Int32Array(items.k.length);
+    let value = 0;
+    for (let pass = 0; pass < 2; pass++) {
+      for (const j of this.densityOrder(t, pi, items)) {
+        const k = items.k[j] ?? 0;
+        const r = this.r[k] ?? new Float64Array(0);
+        let copies = (items.ub[j] ?? 0) - (counts[j] ?? 0);
+        for (let i = 0; i < room.length; i++) if ((r[i] ?? 0) > 0) copies = Math.min(copies, Math.floor((room[i] ?? 0) / (r[i] ?? 1)));
+        if (copies <= 0) continue;
+        counts[j] = (counts[j] ?? 0) + copies;
+        value += copies * (pi[k] ?? 0);
+        for (let i = 0; i < room.length; i++) room[i] = (room[i] ?? 0) - copies * (r[i] ?? 0);
+      }
+    }
+    return { upper: Infinity, value, pattern: this.pattern(items, counts) };
+  }
+
+  private branchAndBound(t: number, pi: Float64Array, items: Items, lambda: Float64Array, limit: number): { value: number; pattern: Int32Array; exact: boolean } {
+    const a = this.a[t] ?? new Float64Array(0);
+    const m = items.k.length;
+    if (m === 0) return { value: 0, pattern: new Int32Array(this.count.length), exact: true };
+    const d = a.length;
+    const order = this.densityOrder(t, pi, items);
+    const ks = order.map((j) => items.k[j] ?? 0);
+    const ubs = order.map((j) => items.ub[j] ?? 0);
+    const suffix = new Float64Array(m + 1);
+    for (let j = m - 1; j >= 0; j--) suffix[j] = (suffix[j + 1] ?? 0) + (ubs[j] ?? 0) * Math.max(0, this.reduced(ks[j] ?? 0, pi, lambda));
+    const room = Float64Array.from(a);
+    const current = new Int32Array(m);
+    let best = -1;
+    let bestCounts = new Int32Array(m);
+    let nodes = 0;
+    let exact = true;
+    const visit = (j: number, value: number): void => {
+      if (value > best) {
+        best = value;
+        bestCounts = current.slice();
+      }
+      if (j >= m || !exact) return;
+      if (++nodes > limit) {
+        exact = false;
+        return;
+      }
+      let bound = value + (suffix[j] ?? 0);
+      for (let i = 0; i < d; i++) bound += (lambda[i] ?? 0) * (room[i] ?? 0);
+      if (bound <= best * (1 + 1e-12)) return;
+      const k = ks[j] ?? 0;
+      const r = this.r[k] ?? new Float64Array(d);
+      let most = ubs[j] ?? 0;
+      for (let i = 0; i < d; i++) if ((r[i] ?? 0) > 0) most = Math.min(most, Math.floor((room[i] ?? 0) / (r[i] ?? 1)));
+      for (let copies = most; copies >= 0 && exact; copies--) {
+        for (let i = 0; i < d; i++) room[i] = (room[i] ?? 0) - copies * (r[i] ?? 0);
+        current[j] = copies;
+        visit(j + 1, value + copies * (pi[k] ?? 0));
+        for (let i = 0; i < d; i++) room[i] = (room[i] ?? 0) + copies * (r[i] ?? 0);
+        current[j] = 0;
+      }
+    };
+    visit(0, 0);
+    const counts = new Int32Array(m);
+    order.forEach((j, position) => { counts[j] = bestCounts[position] ?? 0; });
+    return { value: Math.max(0, best), pattern: this.pattern(items, counts), exact };
+  }
+
+  /**
+   * Exact bounded knapsack by dynamic programming over at most two dimensions, when the
+   * others cannot bind: a dimension cannot if all items together fit in it, or if a
+   * dimension still enforced caps it (every item's ratio between the two, times the
+   * other's capacity, is within its own). Binary splitting turns bounded items into 0/1
+   * pieces; a bit per piece and state recovers the pattern when that fits in memory.
+   * `budget` caps the grid, or grid × pieces when `perPiece`.
+   */
+  private dynamicProgram(t: number, pi: Float64Array, items: Items, budget: number, perPiece: boolean): Priced | undefined {
+    const a = this.a[t] ?? new Float64Array(0);
+    const d = a.length;
+    const shapeOf = (j: number): Float64Array => this.r[items.k[j] ?? 0] ?? new Float64Array(d);
+    // 0 enforced, 1 implied by the items' total, 2 implied by an enforced dimension.
+    const role = new Uint8Array(d);
+    for (let i = 0; i < d; i++) {
+      let total = 0;
+      items.k.forEach((_, j) => { total += (items.ub[j] ?? 0) * (shapeOf(j)[i] ?? 0); });
+      if (total <= (a[i] ?? 0)) role[i] = 1;
+    }
+    for (let i = 0; i < d; i++) {
+      if (role[i] !== 0) continue;
+      for (let s = 0; s < d; s++) {
+        if (s === i || role[s] === 2) continue;
+        let ratio = 0;
+        let usable = true;
+        items.k.forEach((_, j) => {
+          const v = shapeOf(j);
+          if ((v[i] ?? 0) === 0) return;
+          if ((v[s] ?? 0) === 0) usable = false;
+          else ratio = Math.max(ratio, (v[i] ?? 0) / (v[s] ?? 1));
+        });
+        if (usable && ratio * (a[s] ?? 0) <= (a[i] ?? 0)) {
+          role[i] = 2;
+          break;
+        }
+      }
+    }
+    const binding: number[] = [];
+    for (let i = 0; i < d; i++) if (role[i] === 0) binding.push(i);
+    if (binding.length > 2) return undefined;
+    const [first, second] = binding;
+    const w1 = first === undefined ? 0 : a[first] ?? 0;
+    const w2 = second === undefined ? 0 : a[second] ?? 0;
+    const width = w2 + 1;
+    const states = (w1 + 1) * width;
+    const pieces: { j: number; copies: number; x: number; y: number; value: number }[] = [];
+    items.k.forEach((k, j) => {
+      const v = shapeOf(j);
+      let left = items.ub[j] ?? 0;
+      for (let copies = 1; left > 0; copies *= 2) {
+        const take = Math.min(copies, left);
+        left -= take;
+        pieces.push({ j, copies: take, x: first === undefined ? 0 : take * (v[first] ?? 0), y: second === undefined ? 0 : take * (v[second] ?? 0), value: take * (pi[k] ?? 0) });
+      }
+    });
+    if ((perPiece ? states * Math.max(1, pieces.length) : states) > budget) return undefined;
+    const best = new Float64Array(states);
+    const trace = pieces.length * states <= 2e8 ? new Uint8Array(Math.ceil((pieces.length * states) / 8)) : undefined;
+    pieces.forEach((piece, p) => {
+      const { x, y, value } = piece;
+      for (let i = w1; i >= x; i--) {
+        const row = i * width;
+        const from = (i - x) * width - y;
+        for (let j = w2; j >= y; j--) {
+          const candidate = (best[from + j] ?? 0) + value;
+          if (candidate > (best[row + j] ?? 0)) {
+            best[row + j] = candidate;
+            if (trace !== undefined) {
+              const bit = p * states + row + j;
+              trace[bit >> 3] = (trace[bit >> 3] ?? 0) | (1 << (bit & 7));
+            }
+          }
+        }
+      }
+    });
+    const value = best[states - 1] ?? 0;
+    if (trace === undefined) return { upper: value, value, pattern: undefined };
+    const counts = new Int32Array(items.k.length);
+    let state = states - 1;
+    for (let p = pieces.length - 1; p >= 0; p--) {
+      const bit = p * states + state;
+      if ((((trace[bit >> 3] ?? 0) >> (bit & 7)) & 1) === 0) continue;
+      const piece = pieces[p];
+      if (piece === undefined) continue;
+      counts[piece.j] = (counts[piece.j] ?? 0) + piece.copies;
+      state -= piece.x * width + piece.y;
+    }
+    return { upper: value, value, pattern: this.pattern(items, counts) };
+  }
+}
