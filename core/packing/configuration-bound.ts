@@ -54,7 +54,7 @@ export function configurationBound(input: PackingInput, solver: LinearSolver, op
   const generator = new PatternGenerator(
     { items: shapes.map((s) => ({ requests: s.requests, count: s.count })), types: types.map((t) => ({ capacity: t.allocatable, price: t.price })) },
     solver,
-    { mode: 'exact', maxIterations: options.maxIterations ?? 400, dpBudget: options.maxStates ?? 4_000_000, searchNodes: options.searchNodes ?? 200_000 },
+    { mode: 'exact', maxIterations: options.maxIterations ?? 1000, dpBudget: options.maxStates ?? 4_000_000, fastBudget: 3_000_000, searchNodes: options.searchNodes ?? 200_000 },
   );
   try {
     const result = generator.generate();

@@ -6,17 +6,19 @@
 //
 // For the pods with no topology rules and no host ports, per pool (each class in the
 // heaviest pool that can take it, as the greedy fill would), column generation
-// (patterns.ts, fast pricing) finds the mix of node patterns, sequential rounding turns it
+// (patterns.ts, fast pricing) finds the mix of node patterns, starting from the greedy
+// plan's own nodes (so its LP never costs more than them); sequential rounding turns it
 // into whole nodes, and each node is opened as a claim and filled with exactly its
 // pattern's pods under every constraint (canAddToClaim). Whatever a pattern could not
-// take — a zone clash, a pool limit — stays waiting for the greedy fill, which also
-// handles every pod with topology rules. solve() keeps the guided plan only when it is
-// cheaper than the unguided one, so the guide can only lower the cost.
+// take — a zone clash, a pool limit, the last 5% — stays waiting for the greedy fill,
+// which also handles every pod with topology rules. solve() keeps the guided plan only
+// when it is cheaper than the greedy one, so the guide can only lower the cost.
 import { maskFor } from './classes';
 import { addToClaimMutating, canAddToClaim, canOpen, openClaimMutating } from './claim';
 import { topologyOf, type SolveContext } from './context';
 import { add, subtract } from './dims';
 import type { LinearSolver } from './linear-program';
+import type { PlannedNodeClaim } from './plan';
 import { remainingOf, type ClassQueue, type PackState } from './pack-state';
 import { PatternGenerator } from './patterns';
 import type { Pool, PoolType } from './pools';
@@ -24,15 +26,27 @@ import type { Pool, PoolType } from './pools';
 /** Pricing rounds for the solver (the bound runs to convergence; the guide needs a good mix, fast). */
 const maxIterations = 40;
 /** Grid × pieces for the exact pricing program per type; larger types are priced greedily. */
-const dpBudget = 3_000_000;
+const fastBudget = 3_000_000;
 const maxRounds = 2_000;
 /**
- * The guide runs for a pool only while classes × types stays under this. Its pricing
- * work grows with both, and measured on aws-realistic: 63 × 176 (1k pods) takes 2.5 s,
- * 189 × 176 (5k) 5.8 s, while 387 × ~200 (20k) took 13 s and 40 pricing rounds did not
- * get its LP below the greedy plan — so at that size the greedy plan stands alone.
+ * The guide runs for a pool only while classes × (undominated) types stays under this:
+ * the master's rows and each pricing round grow with both (aws-realistic 20k: 387 × ~200).
  */
-const maxWork = 50_000;
+const maxWork = 200_000;
+/**
+ * Pricing work (dynamic-program cells and item steps, patterns.ts) for the column
+ * generation and for the rounding: together about a second on this machine, whatever the
+ * size — a deterministic stand-in for a time limit. Measured on aws-realistic with no
+ * budget: 1k converges in 5e8 (26.65 $/h), 20k does not in 9e8; with these: 1k 26.86,
+ * 5k 143.69, 20k 566.11 $/h, and 20k solves in under 5 s.
+ */
+const workBudget = 2.5e8;
+const roundWork = 0.8e8;
+/**
+ * Sequential rounding stops with 5% of the pods left to the greedy fill: its tail takes
+ * one LP solve per node (aws-realistic 20k: 4.8 s → 2 s for the guide, 565 → 567 $/h).
+ */
+const leaveToGreedy = 0.05;
 /** Pricing rounds for each residual demand during rounding. */
 const iterationsPerRound = 2;
 
@@ -40,9 +54,31 @@ function free(queue: ClassQueue, context: SolveContext): boolean {
   return queue.podClass.hostPorts.length === 0 && topologyOf(context, queue.podClass).own.length === 0 && remainingOf(queue) > 0;
 }
 
-/** Opens and fills the guided claims; marks their pods placed. */
-export function guideNewClaimsMutating(state: PackState, context: SolveContext, solver: LinearSolver, placed: Set<string>): void {
+/**
+ * The guide plans only pods without topology rules; when they are under half of those
+ * waiting, the rest's claims (greedy) hold most of the fleet and the free pods are better
+ * used topping those up (karpenter-mix: 20% free pods, guided plan no cheaper, 3× slower).
+ */
+const minFreeShare = 0.5;
+
+export interface Guide {
+  readonly solver: LinearSolver;
+  /** A plan for the same input (the greedy one): its nodes seed the column generation. */
+  readonly hints: readonly PlannedNodeClaim[];
+}
+
+/** Whether the waiting pods are for the guide (enough of them free of topology rules). */
+export function guidable(state: PackState, context: SolveContext): boolean {
+  let freePods = 0;
+  for (const queue of state.queues.values()) if (free(queue, context)) freePods += remainingOf(queue);
+  return freePods > 0 && freePods >= minFreeShare * state.waiting;
+}
+
+/** Opens and fills the guided claims and marks their pods placed; false when it did not run. */
+export function guideNewClaimsMutating(state: PackState, context: SolveContext, guide: Guide, placed: Set<string>): boolean {
+  if (!guidable(state, context)) return false;
   const taken = new Set<number>();
+  let guided = false;
   for (const pool of context.pools) {
     const queues = (state.activeByPool[pool.order] ?? []).filter((queue) => {
       if (taken.has(queue.podClass.id) || !free(queue, context)) return false;
@@ -52,13 +88,14 @@ export function guideNewClaimsMutating(state: PackState, context: SolveContext, 
     });
     queues.forEach((queue) => taken.add(queue.podClass.id));
     if (queues.length === 0) continue;
-    guidePool(pool, queues, state, context, solver, placed);
+    guided = guidePool(pool, queues, state, context, guide, placed) || guided;
   }
+  return guided;
 }
 
-function guidePool(pool: Pool, queues: readonly ClassQueue[], state: PackState, context: SolveContext, solver: LinearSolver, placed: Set<string>): void {
+function guidePool(pool: Pool, queues: readonly ClassQueue[], state: PackState, context: SolveContext, guide: Guide, placed: Set<string>): boolean {
   const types: PoolType[] = pool.types.filter((type) => type.offerings.length > 0 && canOpen(pool, type));
-  if (types.length === 0 || queues.length * types.length > maxWork) return;
+  if (types.length === 0) return false;
   const masks = queues.map((queue) => maskFor(queue.podClass, pool));
   const generator = new PatternGenerator(
     {
@@ -66,12 +103,24 @@ function guidePool(pool: Pool, queues: readonly ClassQueue[], state: PackState, 
       types: types.map((type) => ({ capacity: subtract(type.allocatable, type.daemonOverhead), price: type.offerings[0]?.price ?? Infinity })),
       allowed: (k, t) => masks[k]?.[types[t]?.index ?? -1] === 1,
     },
-    solver,
-    { mode: 'fast', maxIterations, dpBudget, searchNodes: 0 },
+    guide.solver,
+    { mode: 'fast', maxIterations, dpBudget: 0, fastBudget, searchNodes: 0, workBudget, leaveToGreedy },
   );
   try {
+    if (queues.length * generator.typeCount > maxWork) return false;
+    // The greedy plan's nodes of these pods start the master: its LP is never above them.
+    const itemOf = new Map<string, number>();
+    queues.forEach((queue, k) => { for (let i = queue.head; i < queue.pods.length; i++) itemOf.set(queue.pods[i] ?? '', k); });
+    const typeOf = new Map(types.map((type, t) => [type.name, t]));
+    for (const claim of guide.hints) {
+      const t = typeOf.get(claim.instanceType);
+      if (claim.nodePool !== pool.name || t === undefined || !claim.pods.every((pod) => itemOf.has(pod))) continue;
+      const counts = new Int32Array(queues.length);
+      for (const pod of claim.pods) counts[itemOf.get(pod) ?? 0] = (counts[itemOf.get(pod) ?? 0] ?? 0) + 1;
+      generator.addKnownPattern(t, counts);
+    }
     generator.generate();
-    const { nodes } = generator.round(maxRounds, iterationsPerRound);
+    const { nodes } = generator.round(maxRounds, iterationsPerRound, roundWork);
     for (const node of nodes) {
       const type = types[node.type];
       if (type === undefined || !canOpen(pool, type)) continue;
@@ -99,4 +148,5 @@ function guidePool(pool: Pool, queues: readonly ClassQueue[], state: PackState, 
   } finally {
     generator.dispose();
   }
+  return true;
 }

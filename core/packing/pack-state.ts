@@ -34,4 +34,8 @@ export interface PackState {
   /** Type bitsets as strings, for ranking keys. */
   readonly maskKeys: WeakMap<Uint8Array, string>;
   waiting: number;
+  /** Whether the LP guide planned any claims in this solve. */
+  guided: boolean;
+  /** Whether the first round's waiting pods suit the guide (guide.ts guidable). */
+  guidable: boolean;
 }

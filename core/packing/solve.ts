@@ -19,7 +19,7 @@ import { remainingOf, type PackState } from './pack-state';
 import { solveFluid } from './fluid';
 import { addInto, Dims, subtract } from './dims';
 import type { PackingInput, PendingPod } from './input';
-import { guideNewClaimsMutating } from './guide';
+import { guidable, guideNewClaimsMutating, type Guide } from './guide';
 import type { LinearSolver } from './linear-program';
 import { buildPlan } from './output';
 import type { Plan } from './plan';
@@ -65,14 +65,21 @@ export interface SolveOptions {
 }
 
 export function solve(input: PackingInput, options: SolveOptions = {}): Plan {
-  const greedy = solveWith(input, undefined);
-  if (options.linearSolver === undefined || greedy.plan.nodeClaims.length === 0) return cheaperOf(greedy.plan, greedy.unschedulable, input, greedy.model);
-  const guided = solveWith(input, options.linearSolver);
+  // Classes depend on the input only: the guided solve reuses the greedy solve's.
+  const shared: SharedClasses = { classes: new Map(), compatCache: new Map() };
+  const greedy = solveWith(input, undefined, shared);
+  if (options.linearSolver === undefined || !greedy.guidable) return cheaperOf(greedy.plan, greedy.unschedulable, input, greedy.model);
+  const guided = solveWith(input, { solver: options.linearSolver, hints: greedy.plan.nodeClaims }, shared);
   const better = guided.plan.unschedulable.length <= greedy.plan.unschedulable.length && guided.plan.totalPrice < greedy.plan.totalPrice ? guided : greedy;
   return cheaperOf(better.plan, better.unschedulable, input, better.model);
 }
 
-function solveWith(input: PackingInput, linearSolver: LinearSolver | undefined): { plan: Plan; unschedulable: Map<string, string>; model: LoopModel } {
+interface SharedClasses {
+  readonly classes: Map<string, PodClass>;
+  readonly compatCache: ClassBuildContext['compatCache'];
+}
+
+function solveWith(input: PackingInput, guide: Guide | undefined, shared: SharedClasses): { plan: Plan; unschedulable: Map<string, string>; model: LoopModel; guided: boolean; guidable: boolean } {
   const dims = new Dims(resourceNames(input));
   const pools = buildPools(input.nodePools, dims, daemonModels(input.daemonSets, dims));
   // Limit headroom before this solve spends any: the Karpenter-loop alternative starts from it.
@@ -111,8 +118,8 @@ function solveWith(input: PackingInput, linearSolver: LinearSolver | undefined):
     existingZones: existing.flatMap((n) => (n.labels['topology.kubernetes.io/zone'] === undefined ? [] : [{ zone: n.labels['topology.kubernetes.io/zone'], labels: n.labels }])),
     classTopology: new Map(), universes: new Map(),
   };
-  const build: ClassBuildContext = { dims, pools, compatCache: new Map() };
-  const classes = new Map<string, PodClass>();
+  const build: ClassBuildContext = { dims, pools, compatCache: shared.compatCache };
+  const classes = shared.classes;
   const assignValue = (podClass: PodClass): void => {
     const standalone = standaloneCost(podClass, pools, topologyOf(context, podClass).perNode);
     // Unschedulable classes (no fitting type) and free capacity fall back to the fluid value, then cpu.
@@ -143,9 +150,11 @@ function solveWith(input: PackingInput, linearSolver: LinearSolver | undefined):
   // host at least one of them (a type nothing fits would make its resources look free).
   const demand = dims.zero();
   for (const item of initialQueue) addInto(demand, item.podClass.requests);
+  // The classes of this solve's pods (the shared map may hold more, from an earlier solve's relaxations).
+  const initialClasses = new Set(initialQueue.map((item) => item.podClass));
   const catalog = pools.flatMap((pool) => {
     const hosts = new Uint8Array(pool.types.length);
-    for (const podClass of classes.values()) {
+    for (const podClass of initialClasses) {
       const feasibility = podClass.feasibility[pool.order];
       if (feasibility?.ok === true) for (const index of feasibility.types) hosts[index] = 1;
     }
@@ -154,8 +163,9 @@ function solveWith(input: PackingInput, linearSolver: LinearSolver | undefined):
   const fluid = solveFluid(catalog.map((t) => subtract(t.allocatable, t.daemonOverhead)), catalog.map((t) => t.offerings[0]?.price ?? 0), demand);
   context.prices.set(fluid.prices);
   for (const podClass of classes.values()) assignValue(podClass);
+  // (Every class, also ones from an earlier solve: their value is a function of the same prices.)
 
-  const state: PackState = { queues: new Map(), activeByPool: [], claims: [], typeChoice: new Map(), hostCaps: new Map(), shareValues: new Map(), shapeIds: new Map(), maskKeys: new WeakMap(), waiting: 0 };
+  const state: PackState = { queues: new Map(), activeByPool: [], claims: [], typeChoice: new Map(), hostCaps: new Map(), shareValues: new Map(), shapeIds: new Map(), maskKeys: new WeakMap(), waiting: 0, guided: false, guidable: false };
   const unschedulable = new Map<string, string>();
   let queue = initialQueue;
 
@@ -166,7 +176,7 @@ function solveWith(input: PackingInput, linearSolver: LinearSolver | undefined):
       || cmp(a.key, b.key));
     const waiting = queue.filter((item) => !placeOnFixedMutating(item, existing, inFlight, context)
       && !(round > 0 && placeOnPlannedMutating(item, state.claims, context)));
-    const failures = packNewClaimsMutating(waiting, state, context, round === 0 ? linearSolver : undefined);
+    const failures = packNewClaimsMutating(waiting, state, context, round === 0 ? guide : undefined, round === 0);
     queue = [];
     for (const item of waiting) {
       const reason = failures.get(item.key);
@@ -180,7 +190,7 @@ function solveWith(input: PackingInput, linearSolver: LinearSolver | undefined):
   const finals = state.claims.filter((c) => c.pods.length > 0).map((claim) => finalizeClaimMutating(claim, input.maxInstanceTypes));
   const plan = buildPlan({ finals, existing, inFlight, unschedulable, dims });
   const model: LoopModel = { dims, pools: startPools, classOf };
-  return { plan, unschedulable, model };
+  return { plan, unschedulable, model, guided: state.guided, guidable: state.guidable };
 }
 
 /**
@@ -251,7 +261,7 @@ function placeOnPlannedMutating(item: QueuedPod, claims: readonly Claim[], conte
 }
 
 /** Opens claims seeded in queue order; returns the reason for each pod left over. */
-function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, context: SolveContext, linearSolver: LinearSolver | undefined): Map<string, string> {
+function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, context: SolveContext, guide: Guide | undefined, first: boolean): Map<string, string> {
   state.queues.clear();
   for (const item of waiting) {
     let classQueue = state.queues.get(item.podClass.id);
@@ -269,8 +279,9 @@ function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, 
 
   const placed = new Set<string>();
   const failures = new Map<string, string>();
-  if (linearSolver !== undefined) {
-    guideNewClaimsMutating(state, context, linearSolver, placed);
+  if (first) state.guidable = guidable(state, context);
+  if (guide !== undefined && state.guidable) {
+    state.guided = guideNewClaimsMutating(state, context, guide, placed) || state.guided;
     compactActive(state);
   }
   for (const item of waiting) {
