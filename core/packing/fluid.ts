@@ -29,8 +29,28 @@ export function solveFluid(capacities: readonly Float64Array[], costs: readonly 
   const active: number[] = [];
   for (let r = 0; r < dims; r++) if ((demand[r] ?? 0) > 0) active.push(r);
   const prices = new Float64Array(dims);
+  if (active.length === 0 || capacities.length === 0) return { bound: 0, prices };
+  // Only the constraints that can bind: per capacity vector (active dimensions) the
+  // cheapest, and none that a larger-or-equal, no dearer type implies (A_t ≤ A_u and
+  // c_u ≤ c_t give A_t·u ≤ A_u·u ≤ c_u ≤ c_t for u ≥ 0). Several pools listing the same
+  // catalog otherwise made a tableau of (5 × 800)² doubles: 128 MB (many-pools).
+  const byVector = new Map<string, { capacity: Float64Array; cost: number }>();
+  capacities.forEach((capacity, t) => {
+    const key = active.map((r) => capacity[r] ?? 0).join(',');
+    const cost = costs[t] ?? 0;
+    const known = byVector.get(key);
+    if (known === undefined || cost < known.cost) byVector.set(key, { capacity, cost });
+  });
+  const distinct = [...byVector.values()];
+  const kept = distinct.filter((t, i) => !distinct.some((u, j) => j !== i && u.cost <= t.cost && active.every((r) => (u.capacity[r] ?? 0) >= (t.capacity[r] ?? 0))));
+  return solveTableau(kept.map((t) => t.capacity), kept.map((t) => t.cost), demand, active);
+}
+
+function solveTableau(capacities: readonly Float64Array[], costs: readonly number[], demand: Float64Array, active: readonly number[]): FluidResult {
+  const dims = demand.length;
+  const prices = new Float64Array(dims);
   const types = capacities.length;
-  if (active.length === 0 || types === 0) return { bound: 0, prices };
+  if (types === 0) return { bound: 0, prices };
 
   // Scale every active resource by its demand so the objective is Σ u'_r (conditioning:
   // bytes and millicores differ by ten orders of magnitude).

@@ -35,8 +35,8 @@ const maxRounds = 2_000;
 const maxWork = 200_000;
 /**
  * Pricing work (dynamic-program cells and item steps, patterns.ts) for the column
- * generation and for the rounding: together about a second on this machine, whatever the
- * size — a deterministic stand-in for a time limit. Measured on aws-realistic with no
+ * generation and for the rounding, per solve (pools share it by pods): together about a
+ * second on this machine, whatever the size — a deterministic stand-in for a time limit. Measured on aws-realistic with no
  * budget: 1k converges in 5e8 (26.65 $/h), 20k does not in 9e8; with these: 1k 26.86,
  * 5k 143.69, 20k 566.11 $/h, and 20k solves in under 5 s.
  */
@@ -78,7 +78,7 @@ export function guidable(state: PackState, context: SolveContext): boolean {
 export function guideNewClaimsMutating(state: PackState, context: SolveContext, guide: Guide, placed: Set<string>): boolean {
   if (!guidable(state, context)) return false;
   const taken = new Set<number>();
-  let guided = false;
+  const work: { pool: Pool; queues: ClassQueue[]; pods: number }[] = [];
   for (const pool of context.pools) {
     const queues = (state.activeByPool[pool.order] ?? []).filter((queue) => {
       if (taken.has(queue.podClass.id) || !free(queue, context)) return false;
@@ -87,13 +87,16 @@ export function guideNewClaimsMutating(state: PackState, context: SolveContext, 
       return first === pool;
     });
     queues.forEach((queue) => taken.add(queue.podClass.id));
-    if (queues.length === 0) continue;
-    guided = guidePool(pool, queues, state, context, guide, placed) || guided;
+    if (queues.length > 0) work.push({ pool, queues, pods: queues.reduce((sum, q) => sum + remainingOf(q), 0) });
   }
+  // One budget per solve, shared by the pools in proportion to their pods.
+  const pods = work.reduce((sum, w) => sum + w.pods, 0);
+  let guided = false;
+  for (const { pool, queues, pods: share } of work) guided = guidePool(pool, queues, state, context, guide, placed, share / Math.max(1, pods)) || guided;
   return guided;
 }
 
-function guidePool(pool: Pool, queues: readonly ClassQueue[], state: PackState, context: SolveContext, guide: Guide, placed: Set<string>): boolean {
+function guidePool(pool: Pool, queues: readonly ClassQueue[], state: PackState, context: SolveContext, guide: Guide, placed: Set<string>, share: number): boolean {
   const types: PoolType[] = pool.types.filter((type) => type.offerings.length > 0 && canOpen(pool, type));
   if (types.length === 0) return false;
   const masks = queues.map((queue) => maskFor(queue.podClass, pool));
@@ -104,7 +107,7 @@ function guidePool(pool: Pool, queues: readonly ClassQueue[], state: PackState, 
       allowed: (k, t) => masks[k]?.[types[t]?.index ?? -1] === 1,
     },
     guide.solver,
-    { mode: 'fast', maxIterations, dpBudget: 0, fastBudget, searchNodes: 0, workBudget, leaveToGreedy },
+    { mode: 'fast', maxIterations, dpBudget: 0, fastBudget, searchNodes: 0, workBudget: workBudget * share, leaveToGreedy },
   );
   try {
     if (queues.length * generator.typeCount > maxWork) return false;
@@ -120,7 +123,7 @@ function guidePool(pool: Pool, queues: readonly ClassQueue[], state: PackState, 
       generator.addKnownPattern(t, counts);
     }
     generator.generate();
-    const { nodes } = generator.round(maxRounds, iterationsPerRound, roundWork);
+    const { nodes } = generator.round(maxRounds, iterationsPerRound, roundWork * share);
     for (const node of nodes) {
       const type = types[node.type];
       if (type === undefined || !canOpen(pool, type)) continue;

@@ -71,6 +71,8 @@ const hotTypes = 24;
 const fullScanEvery = 4;
 /** During rounding, new patterns once this share of the demand is left since the last pricing. */
 const repriceAfter = 0.9;
+/** Grid states of one cheap-round dynamic program. */
+const maxFastStates = 100_000;
 
 function gcd(a: number, b: number): number {
   let x = Math.abs(a);
@@ -621,7 +623,9 @@ export class PatternGenerator {
         pieces.push({ j, copies: take, x: first === undefined ? 0 : take * (v[first] ?? 0), y: second === undefined ? 0 : take * (v[second] ?? 0), value: take * (pi[k] ?? 0) });
       }
     });
-    if ((perPiece ? states * Math.max(1, pieces.length) : states) > budget) return undefined;
+    // In the cheap round the grid itself is capped too: a large grid with few pieces
+    // allocated tens of MB per call (many-pools: 300 MB of typed-array garbage).
+    if ((perPiece ? states * Math.max(1, pieces.length) : states) > budget || (perPiece && states > maxFastStates)) return undefined;
     this.work += states * Math.max(1, pieces.length);
     const best = new Float64Array(states);
     const trace = pieces.length * states <= 2e8 ? new Uint8Array(Math.ceil((pieces.length * states) / 8)) : undefined;

@@ -67,11 +67,19 @@ export interface SolveOptions {
 export function solve(input: PackingInput, options: SolveOptions = {}): Plan {
   // Classes depend on the input only: the guided solve reuses the greedy solve's.
   const shared: SharedClasses = { classes: new Map(), compatCache: new Map() };
+  // The greedy run's state is dropped before the guided run starts (peak memory: only
+  // its plan survives, as the guide's hints and the plan to beat).
+  const { best, hints, guidable } = greedyPlan(input, shared);
+  if (options.linearSolver === undefined || !guidable) return best;
+  const guided = solveWith(input, { solver: options.linearSolver, hints }, shared);
+  const wins = guided.guided && guided.plan.unschedulable.length <= best.unschedulable.length && guided.plan.totalPrice < best.totalPrice;
+  return wins ? guided.plan : best;
+}
+
+/** The greedy solve, or the Karpenter loop's plan where that is cheaper (cheaperOf). */
+function greedyPlan(input: PackingInput, shared: SharedClasses): { best: Plan; hints: Plan['nodeClaims']; guidable: boolean } {
   const greedy = solveWith(input, undefined, shared);
-  if (options.linearSolver === undefined || !greedy.guidable) return cheaperOf(greedy.plan, greedy.unschedulable, input, greedy.model);
-  const guided = solveWith(input, { solver: options.linearSolver, hints: greedy.plan.nodeClaims }, shared);
-  const better = guided.plan.unschedulable.length <= greedy.plan.unschedulable.length && guided.plan.totalPrice < greedy.plan.totalPrice ? guided : greedy;
-  return cheaperOf(better.plan, better.unschedulable, input, better.model);
+  return { best: cheaperOf(greedy.plan, greedy.unschedulable, input, greedy.model), hints: greedy.plan.nodeClaims, guidable: greedy.guidable };
 }
 
 interface SharedClasses {
