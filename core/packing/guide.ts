@@ -37,11 +37,11 @@ const maxWork = 200_000;
  * Pricing work (dynamic-program cells and item steps, patterns.ts) for the column
  * generation and for the rounding, per solve (pools share it by pods): together about a
  * second on this machine, whatever the size — a deterministic stand-in for a time limit. Measured on aws-realistic with no
- * budget: 1k converges in 5e8 (26.65 $/h), 20k does not in 9e8; with these: 1k 26.86,
- * 5k 143.69, 20k 566.11 $/h, and 20k solves in under 5 s.
+ * budget: 1k converges in 5e8 (26.65 $/h), 20k does not in 9e8; with these: 1k 26.84,
+ * 5k 143.80, 20k 567.37 $/h, and 20k solves in under 5 s.
  */
-const workBudget = 2.5e8;
-const roundWork = 0.8e8;
+const workBudget = 1.8e8;
+const roundWork = 0.6e8;
 /**
  * Sequential rounding stops with 5% of the pods left to the greedy fill: its tail takes
  * one LP solve per node (aws-realistic 20k: 4.8 s → 2 s for the guide, 565 → 567 $/h).
@@ -115,11 +115,16 @@ function guidePool(pool: Pool, queues: readonly ClassQueue[], state: PackState, 
     const itemOf = new Map<string, number>();
     queues.forEach((queue, k) => { for (let i = queue.head; i < queue.pods.length; i++) itemOf.set(queue.pods[i] ?? '', k); });
     const typeOf = new Map(types.map((type, t) => [type.name, t]));
+    const known = new Set<string>();
     for (const claim of guide.hints) {
       const t = typeOf.get(claim.instanceType);
       if (claim.nodePool !== pool.name || t === undefined || !claim.pods.every((pod) => itemOf.has(pod))) continue;
       const counts = new Int32Array(queues.length);
       for (const pod of claim.pods) counts[itemOf.get(pod) ?? 0] = (counts[itemOf.get(pod) ?? 0] ?? 0) + 1;
+      // Many greedy nodes are alike: one column each.
+      const key = `${t}:${counts.join(',')}`;
+      if (known.has(key)) continue;
+      known.add(key);
       generator.addKnownPattern(t, counts);
     }
     generator.generate();

@@ -76,6 +76,7 @@ function poolInput(pool: NodePool, nodeClasses: ReadonlyMap<string, EC2NodeClass
 export function assemblePlanInput(files: readonly ManifestFile[], options: AssembleOptions): Assembled {
   const diagnostics: string[] = [];
   const pods: PendingPod[] = [];
+  const pendingKeys = new Set<string>();
   const daemonSets: DaemonSetInput[] = [];
   const nodes: ExistingNodeInput[] = [];
   const bound: { nodeName: string; pod: BoundPod }[] = [];
@@ -111,7 +112,18 @@ export function assemblePlanInput(files: readonly ManifestFile[], options: Assem
       }
       const workload = expandWorkload(document.object);
       switch (workload.kind) {
-        case 'pending': pods.push(...workload.pods); break;
+        case 'pending':
+          for (const pod of workload.pods) {
+            // Two pods of one name would make the plan ambiguous: the solver keeps the first.
+            const key = `${pod.namespace}/${pod.name}`;
+            if (pendingKeys.has(key)) {
+              diagnostics.push(`${where}: pod ${key} is already in the input; this one is skipped`);
+              continue;
+            }
+            pendingKeys.add(key);
+            pods.push(pod);
+          }
+          break;
         case 'bound': bound.push({ nodeName: workload.nodeName, pod: workload.pod }); break;
         case 'daemonSet': daemonSets.push(workload.daemonSet); break;
         case 'node': nodes.push(workload.node); break;

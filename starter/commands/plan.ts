@@ -8,8 +8,10 @@ import { solve, type LinearSolver, type Plan } from '../../core/packing';
 import { loadLinearSolver } from '../lp/highs';
 import { assemblePlanInput, type ManifestFile } from '../../core/workloads/assemble';
 
+const NO_FILE = 'give at least one manifest file with -f';
 const planOptionsSchema = z.object({
-  file: z.array(z.string().min(1)).min(1, { error: 'give at least one manifest file with -f' }),
+  // commander leaves `file` undefined when -f is never given: the same message as for [].
+  file: z.array(z.string().min(1), { error: NO_FILE }).min(1, { error: NO_FILE }),
   output: z.enum(['json', 'table']),
   region: z.string().min(1),
 });
