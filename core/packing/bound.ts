@@ -24,7 +24,7 @@
 // Rejected alternative: solving LB2 with a simplex. It has classes × types variables
 // (150 × 800 on the AWS catalog); a dense tableau that size is slower than the solve it
 // measures, while the ascent's iterates are valid bounds at every step.
-import { Dims, subtract, type Vec } from './dims';
+import { Dims, gcd, lessOrEqual as fits, subtract, type Vec } from './dims';
 import { solveFluid } from './fluid';
 import type { PackingInput } from './input';
 
@@ -70,11 +70,6 @@ export function boundModel(input: PackingInput): { dims: Dims; shapes: Shape[]; 
   }
   const types = [...byShape.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, type]) => type);
   return { dims, shapes, types };
-}
-
-function fits(requests: Vec, allocatable: Vec): boolean {
-  for (let r = 0; r < requests.length; r++) if ((requests[r] ?? 0) > (allocatable[r] ?? 0)) return false;
-  return true;
 }
 
 /** LB0 over the demand, minus the free capacity of existing nodes and in-flight claims. */
@@ -242,13 +237,6 @@ export function lowerBound(input: PackingInput, options: { readonly integerRound
   }
   best = Math.max(best, corrected(lambda, evaluate(lambda)));
   return best;
-}
-
-function gcd(a: number, b: number): number {
-  let x = Math.abs(a);
-  let y = Math.abs(b);
-  while (y > 0) [x, y] = [y, x % y];
-  return x;
 }
 
 /**

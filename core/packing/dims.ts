@@ -113,6 +113,14 @@ export function fitsWith(used: Vec, extra: Vec, capacity: Vec): boolean {
   return true;
 }
 
+/** Greatest common divisor of two integers (requests and capacities are exact integers). */
+export function gcd(a: number, b: number): number {
+  let x = Math.abs(a);
+  let y = Math.abs(b);
+  while (y > 0) [x, y] = [y, x % y];
+  return x;
+}
+
 export function lessOrEqual(a: Vec, b: Vec): boolean {
   for (let i = 0; i < a.length; i++) if ((a[i] ?? 0) > (b[i] ?? 0)) return false;
   return true;

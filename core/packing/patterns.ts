@@ -13,7 +13,7 @@
 //  - a greedy fill by dual value per unit of capacity (fast mode, large types).
 // Farley's bound: if ρ ≥ max over types and patterns of π·a / c_t, then π/ρ is feasible
 // for the full master's dual and Σ n_k·π_k / ρ is a lower bound on its LP value.
-import type { Vec } from './dims';
+import { gcd, lessOrEqual as fits, type Vec } from './dims';
 import type { LinearSolver, LpModel } from './linear-program';
 
 export interface PatternProblem {
@@ -73,18 +73,6 @@ const fullScanEvery = 4;
 const repriceAfter = 0.9;
 /** Grid states of one cheap-round dynamic program. */
 const maxFastStates = 100_000;
-
-function gcd(a: number, b: number): number {
-  let x = Math.abs(a);
-  let y = Math.abs(b);
-  while (y > 0) [x, y] = [y, x % y];
-  return x;
-}
-
-function fits(r: Float64Array, a: Float64Array): boolean {
-  for (let i = 0; i < r.length; i++) if ((r[i] ?? 0) > (a[i] ?? 0)) return false;
-  return true;
-}
 
 interface Items {
   readonly k: number[];
@@ -170,10 +158,6 @@ export class PatternGenerator {
   /** Types left after dropping the useless and the dominated. */
   get typeCount(): number {
     return this.a.length;
-  }
-
-  get columnCount(): number {
-    return this.patterns.length;
   }
 
   /** Items some kept type can hold (the others can never be placed). */
