@@ -74,9 +74,11 @@ export function guidable(state: PackState, context: SolveContext): boolean {
   return freePods > 0 && freePods >= minFreeShare * state.waiting;
 }
 
-/** Opens and fills the guided claims and marks their pods placed; false when it did not run. */
+/**
+ * Opens and fills the guided claims and marks their pods placed; false when it did not
+ * run. The caller has checked `guidable`.
+ */
 export function guideNewClaimsMutating(state: PackState, context: SolveContext, guide: Guide, placed: Set<string>): boolean {
-  if (!guidable(state, context)) return false;
   const taken = new Set<number>();
   const work: { pool: Pool; queues: ClassQueue[]; pods: number }[] = [];
   for (const pool of context.pools) {
@@ -115,16 +117,11 @@ function guidePool(pool: Pool, queues: readonly ClassQueue[], state: PackState, 
     const itemOf = new Map<string, number>();
     queues.forEach((queue, k) => { for (let i = queue.head; i < queue.pods.length; i++) itemOf.set(queue.pods[i] ?? '', k); });
     const typeOf = new Map(types.map((type, t) => [type.name, t]));
-    const known = new Set<string>();
     for (const claim of guide.hints) {
       const t = typeOf.get(claim.instanceType);
       if (claim.nodePool !== pool.name || t === undefined || !claim.pods.every((pod) => itemOf.has(pod))) continue;
       const counts = new Int32Array(queues.length);
       for (const pod of claim.pods) counts[itemOf.get(pod) ?? 0] = (counts[itemOf.get(pod) ?? 0] ?? 0) + 1;
-      // Many greedy nodes are alike: one column each.
-      const key = `${t}:${counts.join(',')}`;
-      if (known.has(key)) continue;
-      known.add(key);
       generator.addKnownPattern(t, counts);
     }
     generator.generate();

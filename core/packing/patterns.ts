@@ -97,6 +97,10 @@ export class PatternGenerator {
   private readonly allowed: Uint8Array[];
   /** Problem type index of each kept type. */
   private readonly typeIndex: number[];
+  /** Kept index of each kept problem type. */
+  private readonly keptIndex: Map<number, number>;
+  /** Known patterns already offered (addKnownPattern), by problem type and counts. */
+  private readonly known = new Set<string>();
   private readonly master: LpModel;
   private readonly patterns: Pattern[] = [];
   private readonly seen = new Set<string>();
@@ -141,6 +145,7 @@ export class PatternGenerator {
       return !equal || j < t;
     });
     this.typeIndex = problem.types.map((_, t) => t).filter((t) => useful[t] === true && !dominated(t));
+    this.keptIndex = new Map(this.typeIndex.map((t, kept) => [t, kept]));
     this.a = this.typeIndex.map((t) => a[t] ?? new Float64Array(0));
     this.price = this.typeIndex.map((t) => problem.types[t]?.price ?? 0);
     this.allowed = this.typeIndex.map((t) => allow[t] ?? new Uint8Array(0));
@@ -191,10 +196,14 @@ export class PatternGenerator {
    * kept, else on the cheapest kept type that holds it. Returns whether it was added.
    */
   addKnownPattern(problemType: number, counts: Int32Array): boolean {
+    // Many known nodes are alike (a greedy plan's): one look each.
+    const key = `${problemType}:${counts.join(',')}`;
+    if (this.known.has(key)) return false;
+    this.known.add(key);
     const load = new Float64Array(this.r[0]?.length ?? 0);
     counts.forEach((c, k) => { for (let i = 0; i < load.length; i++) load[i] = (load[i] ?? 0) + c * (this.r[k]?.[i] ?? 0); });
     const holds = (t: number): boolean => fits(load, this.a[t] ?? new Float64Array(0)) && counts.every((c, k) => c === 0 || this.allowed[t]?.[k] === 1);
-    let t = this.typeIndex.indexOf(problemType);
+    let t = this.keptIndex.get(problemType) ?? -1;
     if (t < 0 || !holds(t)) {
       t = -1;
       for (let u = 0; u < this.a.length; u++) if (holds(u) && (t < 0 || (this.price[u] ?? 0) < (this.price[t] ?? 0))) t = u;

@@ -184,7 +184,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
       || cmp(a.key, b.key));
     const waiting = queue.filter((item) => !placeOnFixedMutating(item, existing, inFlight, context)
       && !(round > 0 && placeOnPlannedMutating(item, state.claims, context)));
-    const failures = packNewClaimsMutating(waiting, state, context, round === 0 ? guide : undefined, round === 0);
+    const failures = packNewClaimsMutating(waiting, state, context, round === 0, guide);
     queue = [];
     for (const item of waiting) {
       const reason = failures.get(item.key);
@@ -269,7 +269,8 @@ function placeOnPlannedMutating(item: QueuedPod, claims: readonly Claim[], conte
 }
 
 /** Opens claims seeded in queue order; returns the reason for each pod left over. */
-function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, context: SolveContext, guide: Guide | undefined, first: boolean): Map<string, string> {
+/** In the first round, the LP guide (if given and the pods suit it) plans claims before the greedy fill. */
+function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, context: SolveContext, first: boolean, guide: Guide | undefined): Map<string, string> {
   state.queues.clear();
   for (const item of waiting) {
     let classQueue = state.queues.get(item.podClass.id);
@@ -287,10 +288,12 @@ function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, 
 
   const placed = new Set<string>();
   const failures = new Map<string, string>();
-  if (first) state.guidable = guidable(state, context);
-  if (guide !== undefined && state.guidable) {
-    state.guided = guideNewClaimsMutating(state, context, guide, placed) || state.guided;
-    compactActive(state);
+  if (first) {
+    state.guidable = guidable(state, context);
+    if (guide !== undefined && state.guidable) {
+      state.guided = guideNewClaimsMutating(state, context, guide, placed);
+      compactActive(state);
+    }
   }
   for (const item of waiting) {
     if (placed.has(item.key) || failures.has(item.key)) continue;
