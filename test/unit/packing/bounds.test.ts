@@ -6,18 +6,9 @@ import { solve, type InstanceTypeInput, type PackingInput } from '../../../core/
 import { karpenterLoop } from '../../../core/packing/baseline/karpenter-loop';
 import { fluidBound, lowerBound } from '../../../core/packing/bound';
 import { aNodePool, anExistingNode, anInput, anInstanceType, aPod, pods } from './builders';
-import { bruteForceOptimum } from './brute-force';
+import { bruteForceOptimum, tinyInput } from './brute-force';
 import { checkPlan, quantityValue } from './checker';
 import { mulberry32, pick } from './random-inputs';
-
-function tinyInput(seed: number): PackingInput {
-  const random = mulberry32(seed);
-  const count = 1 + Math.floor(random() * 6);
-  return anInput({
-    pods: Array.from({ length: count }, (_, i) => aPod({ name: `p-${i}`, cpu: pick(random, ['250m', '500m', '1', '1500m', '3']), memory: pick(random, ['256Mi', '1Gi', '3Gi', '6Gi', '12Gi']) })),
-    nodePools: [aNodePool({ instanceTypes: ['c5.large', 'c5.xlarge', 'm5.large', 'm5.xlarge', 'r5.large', 'm5.2xlarge'].map((n) => anInstanceType(n, { spot: false })) })],
-  });
-}
 
 describe('lower bound and optimum on tiny inputs', () => {
   const tinySeeds = Array.from({ length: 40 }, (_, i) => i + 100);

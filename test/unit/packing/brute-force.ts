@@ -1,7 +1,21 @@
-// Brute-force optimum for tiny inputs (shared by the bound tests): every partition of the
-// pods into nodes, each block on its cheapest fitting type. Exponential: ≤ 7 pods.
+// Tiny inputs and their brute-force optimum (shared by the bound tests): every partition
+// of the pods into nodes, each block on its cheapest fitting type. Exponential: ≤ 7 pods.
 import type { PackingInput } from '../../../core/packing';
+import { aNodePool, anInput, anInstanceType, aPod } from './builders';
 import { quantityValue } from './checker';
+import { mulberry32, pick } from './random-inputs';
+
+/** 1–6 pods of mixed shapes on six on-demand m5/c5/r5 types, seeded. */
+export function tinyInput(seed: number): PackingInput {
+  const random = mulberry32(seed);
+  const count = 1 + Math.floor(random() * 6);
+  return anInput({
+    pods: Array.from({ length: count }, (_, i) => aPod({ name: `p-${i}`, cpu: pick(random, ['250m', '500m', '1', '1500m', '3']), memory: pick(random, ['256Mi', '1Gi', '3Gi', '6Gi', '12Gi']) })),
+    nodePools: [aNodePool({ instanceTypes: ['c5.large', 'c5.xlarge', 'm5.large', 'm5.xlarge', 'r5.large', 'm5.2xlarge'].map((n) => anInstanceType(n, { spot: false })) })],
+  });
+}
+
+
 
 /** Cheapest cost of any partition of the pods into nodes (each block on its cheapest fitting type). */
 export function bruteForceOptimum(input: PackingInput): number {

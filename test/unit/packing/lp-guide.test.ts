@@ -2,29 +2,20 @@
 // bound never exceeds the optimum (brute force on tiny inputs) and is strictly stronger
 // than the assignment-LP bound where pods are indivisible; the LP-guided solve passes the
 // independent checker, is deterministic, and never costs more than the greedy solve.
-import { solve, type LinearSolver, type PackingInput } from '../../../core/packing';
+import { solve, type LinearSolver } from '../../../core/packing';
 import { lowerBound } from '../../../core/packing/bound';
 import { configurationBound } from '../../../core/packing/configuration-bound';
 import { loadLinearSolver } from '../../../starter/lp/highs';
 import { awsRealistic } from '../../bench/generators';
 import { aNodePool, anInput, anInstanceType, aPod } from './builders';
 import { checkPlan } from './checker';
-import { bruteForceOptimum } from './brute-force';
-import { mulberry32, pick, randomInput } from './random-inputs';
+import { bruteForceOptimum, tinyInput } from './brute-force';
+import { randomInput } from './random-inputs';
 
 let linearSolver: LinearSolver;
 beforeAll(async () => {
   linearSolver = await loadLinearSolver();
 });
-
-function tinyInput(seed: number): PackingInput {
-  const random = mulberry32(seed);
-  const count = 1 + Math.floor(random() * 6);
-  return anInput({
-    pods: Array.from({ length: count }, (_, i) => aPod({ name: `p-${i}`, cpu: pick(random, ['250m', '500m', '1', '1500m', '3']), memory: pick(random, ['256Mi', '1Gi', '3Gi', '6Gi', '12Gi']) })),
-    nodePools: [aNodePool({ instanceTypes: ['c5.large', 'c5.xlarge', 'm5.large', 'm5.xlarge', 'r5.large', 'm5.2xlarge'].map((n) => anInstanceType(n, { spot: false })) })],
-  });
-}
 
 describe('configuration-LP bound', () => {
   const seeds = Array.from({ length: 40 }, (_, i) => i + 100);
