@@ -1,25 +1,38 @@
 /**
  * CertificateSigningRequest API object → ParsedCsr (core/nodes/csr.ts). The object is
- * zod-parsed; the PKCS#10 request in spec.request is decoded with @peculiar/x509, because
- * the subject and SANs the policy judges are in the request, not in the object's fields.
+ * zod-parsed; the PKCS#10 request in spec.request is decoded the way the API server and
+ * the kubelet signers decode it (Go's encoding/pem, then crypto/x509), because the
+ * certificate is built from THEIR reading: go-pem.ts, der.ts, csr-der.ts and
+ * csr-signature.ts read it strictly and refuse whatever two readers could see differently
+ * (issue 10 item 1). A refused request is an InvalidCsrError: never approved.
  */
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
-import { webcrypto } from 'node:crypto';
 import { z } from 'zod';
 import { type ParsedCsr } from '../../core/nodes/csr';
+import { readCsrDer, type CsrContents } from './csr-der';
+import { nodesMentioned } from './csr-mentions';
+import { isRequestRejectedError } from './csr-reject';
+import { readPublicKey, verifyRequestSignature, type PublicKeyKind } from './csr-signature';
+import { decodeStrictBase64, readCsrPem } from './go-pem';
 
-x509.cryptoProvider.set(webcrypto);
-
-/** The CSR object or its request cannot be read; retrying cannot help. */
+/** The CSR object or its request cannot be read, or not in only one way; retrying cannot help. */
 export class InvalidCsrError extends Error {
   readonly kind = 'InvalidCsr' as const;
   readonly retryable = false;
+  /** spec.signerName, '' when even that is unreadable */
+  readonly signerName: string;
+  /**
+   * Every node the CSR might be about, read as loosely as possible (requester, and any CN
+   * in any block of the request): so each such node's review sees it and can deny it.
+   */
+  readonly namedNodes: string[];
   constructor(
     readonly csrName: string,
     message: string,
+    context: { signerName?: string; namedNodes?: string[] } = {},
   ) {
     super(message);
+    this.signerName = context.signerName ?? '';
+    this.namedNodes = context.namedNodes ?? [];
   }
   override get name(): string {
     return 'InvalidCsrError';
@@ -73,19 +86,41 @@ export function csrState(obj: unknown): CsrState {
   return { phase: 'pending' };
 }
 
-const nameOnly = z.object({ metadata: z.object({ name: z.string() }) });
+// For the error of a malformed object: whatever of these fields is a string.
+const maybe = z.string().optional().catch(undefined);
+const looseSpec = z.object({
+  metadata: z.object({ name: maybe }).optional().catch(undefined),
+  spec: z.object({ signerName: maybe, username: maybe, request: maybe }).optional().catch(undefined),
+});
 
 /** Takes the client's object or raw JSON (`unknown`: it is parsed either way). */
 export function parseCsr(obj: unknown): ParsedCsr {
   const result = csrObjectSchema.safeParse(obj);
   if (!result.success) {
-    const name = nameOnly.safeParse(obj).data?.metadata.name ?? '(unnamed)';
-    throw new InvalidCsrError(name, `CertificateSigningRequest ${name} is malformed: ${z.prettifyError(result.error)}`);
+    const loose = looseSpec.safeParse(obj).data;
+    const name = loose?.metadata?.name ?? '(unnamed)';
+    throw new InvalidCsrError(name, `CertificateSigningRequest ${name} is malformed: ${z.prettifyError(result.error)}`, {
+      signerName: loose?.spec?.signerName,
+      namedNodes: nodesMentioned({ username: loose?.spec?.username ?? '', request: loose?.spec?.request ?? '' }),
+    });
   }
   const { metadata, spec } = result.data;
-  const request = decodeRequest(metadata.name, spec.request);
-  const subject = request.subjectName;
-  const commonNames = subject.getField('CN');
+  const refuse = (why: string) =>
+    new InvalidCsrError(metadata.name, `CertificateSigningRequest ${metadata.name}: spec.request refused: ${why}`, {
+      signerName: spec.signerName,
+      namedNodes: nodesMentioned(spec),
+    });
+  // Go marshals []byte as standard padded base64; Buffer.from(x, 'base64') would skip junk.
+  const pem = decodeStrictBase64(spec.request);
+  if (pem === undefined) throw refuse('it is not canonical standard base64 (as the API server writes bytes)');
+  let request: CertificateRequest;
+  try {
+    request = decodeCertificateRequest(pem);
+  } catch (err) {
+    if (isRequestRejectedError(err)) throw refuse(err.message);
+    throw err;
+  }
+  const { commonNames, organizations, dnsNames, ipAddresses, emailAddresses, uris, otherNames } = request;
   return {
     name: metadata.name,
     signerName: spec.signerName,
@@ -93,46 +128,30 @@ export function parseCsr(obj: unknown): ParsedCsr {
     groups: spec.groups,
     usages: spec.usages,
     subject: {
-      // Several CNs make the subject ambiguous; joined, they match no node name.
+      // Several CNs: Go (so the certificate) keeps the last. Joined, they match no node.
       commonName: commonNames.length === 0 ? undefined : commonNames.join(','),
-      organizations: subject.getField('O'),
+      organizations,
     },
-    ...subjectAltNames(request),
+    dnsNames,
+    ipAddresses,
+    emailAddresses,
+    uris,
+    otherNames,
     createdAt: metadata.creationTimestamp,
   };
 }
 
-function decodeRequest(csrName: string, base64Pem: string): x509.Pkcs10CertificateRequest {
-  try {
-    return new x509.Pkcs10CertificateRequest(Buffer.from(base64Pem, 'base64').toString('utf8'));
-  } catch (err) {
-    throw new InvalidCsrError(csrName, `CertificateSigningRequest ${csrName}: spec.request is not a PEM PKCS#10 request: ${String(err)}`);
-  }
+/** What the signer will certify, from a request it accepts and autonode can read in one way only. */
+export interface CertificateRequest extends Omit<CsrContents, 'subjectPublicKeyInfo' | 'signedInfo' | 'signatureAlgorithm' | 'signature'> {
+  publicKey: PublicKeyKind;
+  /** the encoded SubjectPublicKeyInfo, as the certificate will carry it */
+  subjectPublicKeyInfo: Uint8Array;
 }
 
-type Sans = Pick<ParsedCsr, 'dnsNames' | 'ipAddresses' | 'emailAddresses' | 'uris' | 'otherNames'>;
-
-function subjectAltNames(request: x509.Pkcs10CertificateRequest): Sans {
-  const sans: Sans = { dnsNames: [], ipAddresses: [], emailAddresses: [], uris: [], otherNames: [] };
-  let extensions: readonly x509.Extension[];
-  try {
-    extensions = request.extensions;
-  } catch (err) {
-    // The policy denies a request it cannot fully read rather than guess what it asks for.
-    sans.otherNames.push(`undecodable extension request (${String(err)})`);
-    return sans;
-  }
-  for (const extension of extensions) {
-    if (!(extension instanceof x509.SubjectAlternativeNameExtension)) continue;
-    for (const name of extension.names.items) {
-      switch (name.type) {
-        case 'dns': sans.dnsNames.push(name.value); break;
-        case 'ip': sans.ipAddresses.push(name.value); break;
-        case 'email': sans.emailAddresses.push(name.value); break;
-        case 'url': sans.uris.push(name.value); break;
-        default: sans.otherNames.push(`${name.type} ${name.value}`);
-      }
-    }
-  }
-  return sans;
+/** spec.request's bytes (PEM) → the request; RequestRejectedError when refused. */
+export function decodeCertificateRequest(pem: Uint8Array): CertificateRequest {
+  const { subjectPublicKeyInfo, signedInfo, signatureAlgorithm, signature, ...fields } = readCsrDer(readCsrPem(pem));
+  const publicKey = readPublicKey(subjectPublicKeyInfo);
+  verifyRequestSignature({ publicKey, signatureAlgorithm, signedInfo, signature });
+  return { ...fields, publicKey: publicKey.kind, subjectPublicKeyInfo: subjectPublicKeyInfo.raw };
 }

@@ -7,17 +7,19 @@
 import { type V1CertificateSigningRequest, type V1CertificateSigningRequestCondition } from '@kubernetes/client-node';
 import { assertNever } from '../../core/api/assert';
 import {
-  evaluateCsr,
-  nodeNameFromUsername,
-  nodeUsername,
+  Signers,
+  decideNodeCsrs,
+  nodesNamedBy,
+  type CsrCheck,
   type CsrDecision,
   type CsrPolicy,
   type ExpectedNode,
+  type NodeCsr,
   type ParsedCsr,
 } from '../../core/nodes/csr-policy';
-import { isConflict, isNotFound } from './errors';
+import { isConflict, isForbidden, isNotFound } from './errors';
 import { type KubeClients } from './clients';
-import { csrState, isInvalidCsrError, parseCsr, type CsrState } from './csr-parse';
+import { InvalidCsrError, csrState, isInvalidCsrError, parseCsr, type CsrState } from './csr-parse';
 import { type RecordEvent } from './events';
 
 export { parseCsr, csrState, InvalidCsrError, isInvalidCsrError, type CsrState } from './csr-parse';
@@ -25,17 +27,14 @@ export { parseCsr, csrState, InvalidCsrError, isInvalidCsrError, type CsrState }
 export const CsrConditionReasons = { approved: 'AutoNodeApproved', denied: 'AutoNodeDenied' } as const;
 export const CsrEventReasons = { approved: 'CSRApproved', denied: 'CSRDenied' } as const;
 
-export interface ReviewNodeCsrInput {
-  csrName: string;
+export interface ReviewNodeCsrsInput {
   node: ExpectedNode;
   policy: CsrPolicy;
+  /** CSRs not to write a decision on (ones the API server already refused autonode) */
+  skip?: ReadonlySet<string>;
 }
 
-/**
- * `applied` says whether this call wrote the decision. A CSR decided before (by an earlier
- * attempt of this activity, or by someone else) comes back as `decided` with its condition;
- * one deleted meanwhile as `ignore`.
- */
+/** One CSR's outcome: `applied` says whether this call wrote the decision. */
 export type CsrReview =
   | (CsrDecision & { applied: boolean })
   | { kind: 'decided'; state: Exclude<CsrState, { phase: 'pending' }>; byAutonode: boolean; applied: false };
@@ -44,6 +43,17 @@ export interface CsrActivityDeps {
   guest: KubeClients;
   recordEvent: RecordEvent;
   now?: () => Date;
+}
+
+/** What one review of a node's CSRs did; nothing in it throws for a single bad CSR. */
+export interface NodeCsrReview {
+  approved: string[];
+  denied: { name: string; check: CsrCheck }[];
+  /**
+   * CSRs whose decision could not be written. `forbidden`: the API server refused autonode
+   * the approval (its RBAC or the signer's policy) — a bug to report, not to retry.
+   */
+  failed: { name: string; forbidden: boolean; message: string }[];
 }
 
 const APPROVAL_ATTEMPTS = 5;
@@ -73,25 +83,29 @@ export function createCsrActivities(deps: CsrActivityDeps) {
     }
   }
 
-  async function reviewNodeCsr(input: ReviewNodeCsrInput): Promise<CsrReview> {
+  /**
+   * Writes one decision. A CSR's spec is immutable, so a decision made from an earlier read
+   * still holds after a conflict; only its state is re-read. `applied` says whether this
+   * call wrote it: a CSR decided meanwhile (by an earlier attempt, or by someone else) comes
+   * back as `decided`, one deleted as `ignore`.
+   */
+  async function applyDecision(csrName: string, nodeName: string, decision: Extract<CsrDecision, { kind: 'approve' | 'deny' }>): Promise<CsrReview> {
     for (let attempt = 1; ; attempt++) {
-      const obj = await readCsr(input.csrName);
-      if (!obj) return { kind: 'ignore', why: `CSR ${input.csrName} no longer exists`, applied: false };
+      const obj = await readCsr(csrName);
+      if (!obj) return { kind: 'ignore', why: `CSR ${csrName} no longer exists`, applied: false };
       const state = csrState(obj);
       if (state.phase !== 'pending') {
         const byAutonode = state.reason === CsrConditionReasons.approved || state.reason === CsrConditionReasons.denied;
         return { kind: 'decided', state, byAutonode, applied: false };
       }
-      const decision = judge(obj, input);
-      if (decision.kind === 'ignore') return { ...decision, applied: false };
       const body: V1CertificateSigningRequest = {
         ...obj,
         status: { ...obj.status, conditions: [...(obj.status?.conditions ?? []), condition(decision)] },
       };
       try {
-        await certificates.replaceCertificateSigningRequestApproval({ name: input.csrName, body });
+        await certificates.replaceCertificateSigningRequestApproval({ name: csrName, body });
       } catch (err) {
-        // resourceVersion moved (the signer, another approver): re-read and judge again.
+        // resourceVersion moved (the signer, another approver): re-read and try again.
         if (isConflict(err) && attempt < APPROVAL_ATTEMPTS) continue;
         throw err;
       }
@@ -99,55 +113,85 @@ export function createCsrActivities(deps: CsrActivityDeps) {
       // happen. The cost: if this call fails, a retry finds the CSR decided and the Event
       // is not written again (the CSR's condition still carries the same message).
       await deps.recordEvent({
-        involvedObject: { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', name: input.csrName, uid: obj.metadata?.uid },
+        involvedObject: { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', name: csrName, uid: obj.metadata?.uid },
         ...(decision.kind === 'approve'
           ? { type: 'Normal' as const, reason: CsrEventReasons.approved, message: decision.message }
-          : { type: 'Warning' as const, reason: CsrEventReasons.denied, message: `denied ${input.csrName} for node ${input.node.nodeName}: ${decision.check}: ${decision.message}` }),
+          : { type: 'Warning' as const, reason: CsrEventReasons.denied, message: `denied ${csrName} for node ${nodeName}: ${decision.check}: ${decision.message}` }),
       });
       return { ...decision, applied: true };
     }
   }
 
-  /** CSRs whose CN or requester names the node, oldest first; unreadable ones are skipped. */
-  async function findCsrsForNode(nodeName: string): Promise<Array<{ csr: ParsedCsr; state: CsrState }>> {
+  /** Every CSR naming the node by CN or requester, oldest first, with its state. */
+  async function listNodeCsrs(nodeName: string): Promise<Array<{ csr: ParsedCsr | InvalidCsrError; obj: V1CertificateSigningRequest; state: CsrState }>> {
     const list = await certificates.listCertificateSigningRequest();
     return list.items
       .flatMap((obj) => {
         const csr = tryParse(obj);
-        return csr && namesNode(csr, nodeName) ? [{ csr, state: csrState(obj) }] : [];
+        const named = csr instanceof InvalidCsrError ? csr.namedNodes : nodesNamedBy(csr);
+        return named.includes(nodeName) ? [{ csr, obj, state: csrState(obj) }] : [];
       })
-      .sort((a, b) => a.csr.createdAt - b.csr.createdAt || a.csr.name.localeCompare(b.csr.name));
+      .sort((a, b) => createdAt(a.obj) - createdAt(b.obj) || a.csr.name.localeCompare(b.csr.name));
   }
 
-  return { reviewNodeCsr, findCsrsForNode };
+  /**
+   * Reviews every pending CSR naming one node, together (decideNodeCsrs: at most one client
+   * certificate per launch), and writes each decision on its own: one CSR that cannot be
+   * written — forbidden, deleted, a flaky API server — never keeps the others from being
+   * decided. Safe to repeat: decided CSRs are only read.
+   */
+  async function reviewNodeCsrs(input: ReviewNodeCsrsInput): Promise<NodeCsrReview> {
+    const { node } = input;
+    const review: NodeCsrReview = { approved: [], denied: [], failed: [] };
+    const listed = await listNodeCsrs(node.nodeName);
+    const readable: NodeCsr[] = [];
+    const pendingUnreadable: Array<{ name: string; decision: Extract<CsrDecision, { kind: 'deny' }> }> = [];
+    for (const { csr, state } of listed) {
+      if (csr instanceof InvalidCsrError) {
+        // Unreadable, or readable in more than one way: whoever it names, the signer might
+        // read it as a certificate for this node. A node of ours is never asked to guess.
+        if (state.phase === 'pending' && isKubeletSigner(csr.signerName)) pendingUnreadable.push({ name: csr.csrName, decision: { kind: 'deny', check: 'request', message: csr.message } });
+        continue;
+      }
+      const byAutonode = state.phase === 'approved' && state.reason === CsrConditionReasons.approved;
+      readable.push({ csr, state: state.phase === 'pending' ? 'pending' : byAutonode ? 'approvedByAutonode' : 'decided' });
+    }
+    const decisions = [
+      ...pendingUnreadable,
+      ...decideNodeCsrs(readable, node, input.policy).map(({ csr, decision }) => ({ name: csr.name, decision })),
+    ];
+    for (const { name, decision } of decisions) {
+      if (decision.kind === 'ignore' || input.skip?.has(name)) continue;
+      try {
+        const result = await applyDecision(name, node.nodeName, decision);
+        if (result.kind === 'approve' && result.applied) review.approved.push(name);
+        if (result.kind === 'deny' && result.applied) review.denied.push({ name, check: result.check });
+      } catch (err) {
+        review.failed.push({ name, forbidden: isForbidden(err), message: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    return review;
+  }
+
+  return { reviewNodeCsrs, listNodeCsrs };
 }
 
 export type CsrActivities = ReturnType<typeof createCsrActivities>;
 
-/**
- * An undecodable request from the node itself is denied rather than left pending forever;
- * one from anyone else cannot be tied to the node, so it is left alone.
- */
-function judge(obj: V1CertificateSigningRequest, input: ReviewNodeCsrInput): CsrDecision {
-  try {
-    return evaluateCsr(parseCsr(obj), input.node, input.policy);
-  } catch (err) {
-    if (!isInvalidCsrError(err)) throw err;
-    if (obj.spec?.username === nodeUsername(input.node.nodeName)) return { kind: 'deny', check: 'request', message: err.message };
-    return { kind: 'ignore', why: err.message };
-  }
-}
-
-function tryParse(obj: V1CertificateSigningRequest): ParsedCsr | undefined {
+function tryParse(obj: V1CertificateSigningRequest): ParsedCsr | InvalidCsrError {
   try {
     return parseCsr(obj);
   } catch (err) {
-    if (isInvalidCsrError(err)) return undefined;
+    if (isInvalidCsrError(err)) return err;
     throw err;
   }
 }
 
-function namesNode(csr: ParsedCsr, nodeName: string): boolean {
-  const cnNode = csr.subject.commonName === undefined ? undefined : nodeNameFromUsername(csr.subject.commonName);
-  return cnNode === nodeName || nodeNameFromUsername(csr.username) === nodeName;
+function isKubeletSigner(signerName: string): boolean {
+  return signerName === Signers.kubeletClient || signerName === Signers.kubeletServing;
+}
+
+function createdAt(obj: V1CertificateSigningRequest): number {
+  const at = obj.metadata?.creationTimestamp;
+  return at === undefined ? 0 : new Date(at).getTime();
 }

@@ -20,7 +20,7 @@ import { DISRUPTED_TAINT, INITIALIZED_LABEL, NODEPOOL_LABEL, NodeStore } from '.
 export type ReviewNodeCsrs = (
   cluster: ClusterRef,
   input: { nodeName: string; instance: LaunchedInstance; registered: boolean; policy: CsrPolicyConfig; nodeClaim: string },
-) => Promise<{ approved: string[]; denied: { name: string; check: string }[] }>;
+) => Promise<{ approved: string[]; denied: { name: string; check: string }[]; failed: { name: string; forbidden: boolean }[] }>;
 
 export interface NodeClaimActivityDeps {
   resolve: ClusterResolver;
@@ -204,7 +204,7 @@ export function createNodeClaimActivities(deps: NodeClaimActivityDeps) {
     async reconcileRegistration(
       cluster: ClusterRef,
       input: { name: string; instance: LaunchedInstance; policy: CsrPolicyConfig },
-    ): Promise<{ registered: boolean; nodeName?: string; approved: string[]; denied: { name: string; check: string }[] }> {
+    ): Promise<{ registered: boolean; nodeName?: string; approved: string[]; denied: { name: string; check: string }[]; failed: { name: string; forbidden: boolean }[] }> {
       const { claims, nodes, event } = await connect(cluster);
       const claim = await mustGet(claims, input.name);
       const node = await nodes.findByProviderId(input.instance.providerId);

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { z } from 'zod';
-import { nodeNameFromUsername } from '../../core/nodes/csr';
+import { nodesNamedBy, type ParsedCsr } from '../../core/nodes/csr';
 import {
   nodeClaimWorkflowId,
   type ClusterRef,
@@ -9,7 +9,7 @@ import {
   type TaskQueues,
 } from '../../core/lifecycle';
 import { type ClusterResolver } from '../cluster';
-import { parseCsr, csrState } from '../kube/csr';
+import { InvalidCsrError, csrState, isInvalidCsrError, parseCsr } from '../kube/csr';
 import { listWatch } from '../kube/list-watch';
 import { ClusterEventRouter, type WatchAction, type WatchEventType } from './router';
 
@@ -131,18 +131,16 @@ export function createWatchActivities(deps: WatchActivityDeps) {
             log,
             onProgress: (rv) => (progress.csrs = rv),
             onEvent: async ({ type, object }) => {
-              let nodeName: string | undefined;
-              let name: string | undefined;
-              let pending = false;
+              let csr: ParsedCsr | InvalidCsrError;
               try {
-                const csr = parseCsr(object);
-                name = csr.name;
-                nodeName = nodeNameFromUsername(csr.subject.commonName ?? '');
-                pending = csrState(object).phase === 'pending';
-              } catch {
-                return; // not a decodable certificate request: not ours to route
+                csr = parseCsr(object);
+              } catch (err) {
+                if (!isInvalidCsrError(err)) throw err;
+                csr = err;
               }
-              await act(router.onCsr(eventType(type), { name, nodeName, pending }));
+              const name = csr instanceof InvalidCsrError ? csr.csrName : csr.name;
+              const nodeNames = csr instanceof InvalidCsrError ? csr.namedNodes : nodesNamedBy(csr);
+              await act(router.onCsr(eventType(type), { name, nodeNames, pending: csrState(object).phase === 'pending' }));
             },
           }),
         ]);

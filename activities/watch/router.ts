@@ -77,11 +77,15 @@ export class ClusterEventRouter {
     return changed ? [{ kind: 'signal', nodeClaim: owner, signal: signalNames.nodeChanged }] : [];
   }
 
-  /** `nodeName` is the CN's node (`system:node:<name>`) decoded from the request. */
-  onCsr(type: WatchEventType, csr: { name: string; nodeName: string | undefined; pending: boolean }): WatchAction[] {
-    if (type === 'DELETED' || !csr.pending || !csr.nodeName) return [];
-    const owner = this.byNodeName.get(csr.nodeName);
-    return owner ? [{ kind: 'signal', nodeClaim: owner, signal: signalNames.csrCreated, arg: csr.name }] : [];
+  /**
+   * `nodeNames`: every node the CSR names, by any CN or by its requester (core/nodes/csr.ts
+   * nodesNamedBy), also for a request autonode cannot read: each owner reviews it, so
+   * nothing naming one of our nodes sits Pending unanswered.
+   */
+  onCsr(type: WatchEventType, csr: { name: string; nodeNames: readonly string[]; pending: boolean }): WatchAction[] {
+    if (type === 'DELETED' || !csr.pending) return [];
+    const owners = [...new Set(csr.nodeNames.flatMap((n) => this.byNodeName.get(n) ?? []))].sort();
+    return owners.map((owner) => ({ kind: 'signal', nodeClaim: owner, signal: signalNames.csrCreated, arg: csr.name }));
   }
 
   /** After a relist: claims absent from the fresh list were deleted while we were away. */

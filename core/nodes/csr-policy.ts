@@ -12,6 +12,7 @@ import { assertNever } from '../api/assert';
 import {
   NODES_GROUP,
   Signers,
+  commonNamesOf,
   nodeUsername,
   type CsrPolicy,
   type ExpectedNode,
@@ -32,6 +33,10 @@ export type CsrCheck =
   | 'usages'
   | 'createdAfterLaunch'
   | 'notYetRegistered'
+  /** the instance already got its one client certificate (issue 10 item 3) */
+  | 'oneClientCertificate'
+  /** several client requests before registration: which one the instance made is unknowable */
+  | 'ambiguousClientRequest'
   | 'registeredForRenewal'
   | 'servingSanPresent'
   | 'dnsSan'
@@ -54,15 +59,15 @@ const usageRules = {
 
 export function evaluateCsr(csr: ParsedCsr, node: ExpectedNode, policy: CsrPolicy): CsrDecision {
   const nodeUser = nodeUsername(node.nodeName);
-  const cnNamesNode = csr.subject.commonName === nodeUser;
+  const cnNamesNode = commonNamesOf(csr).includes(nodeUser);
   const requestedByNode = csr.username === nodeUser;
   const kind = kubeletCsrKind(csr.signerName);
 
   if (kind === undefined) {
-    // Any signer the API server trusts could make a certificate that logs in as this node,
-    // so a request naming it from another signer is refused rather than left to chance.
-    if (!cnNamesNode) return { kind: 'ignore', why: `signer ${csr.signerName} is not a kubelet signer and the CN does not name ${node.nodeName}` };
-    return deny('signer', `signer ${csr.signerName} may not issue a certificate for node ${node.nodeName}; only ${Signers.kubeletClient} and ${Signers.kubeletServing} are approved`);
+    // Only the two kubelet signers are autonode's to rule on (its RBAC allows approving and
+    // denying nothing else). Another signer's request naming this node is that signer's
+    // approver's business: left alone, and never retried against a 403.
+    return { kind: 'ignore', why: `signer ${csr.signerName} is not a kubelet signer; autonode rules only on ${Signers.kubeletClient} and ${Signers.kubeletServing}` };
   }
   if (!cnNamesNode && !requestedByNode) {
     return { kind: 'ignore', why: `neither the CN (${csr.subject.commonName ?? 'none'}) nor the requester (${csr.username}) is ${nodeUser}` };
@@ -71,6 +76,50 @@ export function evaluateCsr(csr: ParsedCsr, node: ExpectedNode, policy: CsrPolic
   const failure = kind === 'client' ? clientFailure(csr, node, policy) : servingFailure(csr, node);
   if (failure) return { kind: 'deny', ...failure };
   return approval(kind, csr, node);
+}
+
+/** One CSR naming the node, with what has become of it so far. */
+export interface NodeCsr {
+  csr: ParsedCsr;
+  /** `approvedByAutonode`: autonode approved it earlier; `decided`: anything else final */
+  state: 'pending' | 'approvedByAutonode' | 'decided';
+}
+
+/**
+ * Decides every pending CSR naming one node, together: each is judged on its own by
+ * evaluateCsr, then the rule that spans requests applies — an instance gets at most one
+ * client certificate from the bootstrapper per launch. A shared bootstrap credential cannot
+ * say which request the instance itself made, so autonode approves only a request that is
+ * the sole candidate: once one is approved, any later one before registration is denied;
+ * when several are pending at once, all are denied (a real kubelet whose request is denied
+ * exits and asks again, so the cost of a race is a retry, never a second identity).
+ * Returns decisions for the pending CSRs only, in the order given.
+ */
+export function decideNodeCsrs(csrs: readonly NodeCsr[], node: ExpectedNode, policy: CsrPolicy): Array<{ csr: ParsedCsr; decision: CsrDecision }> {
+  const decided = csrs.filter((c) => c.state === 'pending').map(({ csr }) => ({ csr, decision: evaluateCsr(csr, node, policy) }));
+  const firstClient = (d: CsrDecision) => d.kind === 'approve' && d.reason === 'kubelet-client';
+  const candidates = decided.filter((d) => firstClient(d.decision)).map((d) => d.csr.name);
+  if (candidates.length === 0) return decided;
+  const issued = csrs
+    .filter((c) => c.state === 'approvedByAutonode' && isBootstrapClientRequest(c.csr, node) && c.csr.createdAt >= node.launchedAt - policy.clockSkewToleranceMs)
+    .map((c) => c.csr.name);
+  const nodeUser = nodeUsername(node.nodeName);
+  return decided.map(({ csr, decision }) => {
+    if (!firstClient(decision)) return { csr, decision };
+    if (issued.length > 0) {
+      return { csr, decision: deny('oneClientCertificate', `instance ${node.instanceId} already got its client certificate as ${nodeUser} (CSR ${issued.join(', ')}); a second request before node ${node.nodeName} registers was not made by the instance's kubelet`) };
+    }
+    if (candidates.length > 1) {
+      return { csr, decision: deny('ambiguousClientRequest', `${candidates.length} client certificate requests for ${nodeUser} are pending at once (${candidates.join(', ')}); autonode cannot tell which one instance ${node.instanceId} made, so it approves none (a kubelet whose request is denied asks again)`) };
+    }
+    return { csr, decision };
+  });
+}
+
+/** A first (bootstrap) client certificate request for this node, whoever made it. */
+function isBootstrapClientRequest(csr: ParsedCsr, node: ExpectedNode): boolean {
+  const nodeUser = nodeUsername(node.nodeName);
+  return csr.signerName === Signers.kubeletClient && csr.username !== nodeUser && commonNamesOf(csr).includes(nodeUser);
 }
 
 type KubeletCsrKind = 'client' | 'serving';
@@ -142,6 +191,8 @@ function servingFailure(csr: ParsedCsr, node: ExpectedNode): Failure | undefined
 }
 
 function subjectFailure(csr: ParsedCsr, nodeUser: string): Failure | undefined {
+  const commonNames = commonNamesOf(csr);
+  if (commonNames.length > 1) return { check: 'commonName', message: `subject has ${commonNames.length} CNs (${commonNames.join(', ')}); a kubelet certificate names exactly one, ${nodeUser}` };
   if (csr.subject.commonName !== nodeUser) return { check: 'commonName', message: `subject CN ${csr.subject.commonName ?? '(none)'} is not ${nodeUser}` };
   const orgs = csr.subject.organizations;
   if (orgs.length !== 1 || orgs[0] !== NODES_GROUP) return { check: 'organization', message: `subject O must be exactly [${NODES_GROUP}], not [${orgs.join(', ')}]` };

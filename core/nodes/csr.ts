@@ -24,6 +24,22 @@ export function nodeNameFromUsername(username: string): string | undefined {
   return name.length > 0 ? name : undefined;
 }
 
+/**
+ * Every CN of the subject. The decoder joins several with ',' (they match no node name);
+ * split here so a request naming one of our nodes among others is found and denied rather
+ * than left pending. A single CN containing ',' splits too: it is denied either way.
+ */
+export function commonNamesOf(csr: Pick<ParsedCsr, 'subject'>): string[] {
+  const cn = csr.subject.commonName;
+  return cn === undefined ? [] : cn.split(',');
+}
+
+/** The node names a CSR is about: every node its CN names, and its requester if a node. */
+export function nodesNamedBy(csr: Pick<ParsedCsr, 'subject' | 'username'>): string[] {
+  const names = [...commonNamesOf(csr), csr.username].flatMap((user) => nodeNameFromUsername(user) ?? []);
+  return [...new Set(names)].sort();
+}
+
 export interface ParsedCsr {
   name: string;
   signerName: string;

@@ -1,10 +1,10 @@
-import { type CoreV1Event, type V1CertificateSigningRequest } from '@kubernetes/client-node';
+import { type CoreV1Event } from '@kubernetes/client-node';
 import { randomInt } from 'node:crypto';
 import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activities/kube/clients';
-import { createCsrActivities, csrState, parseCsr, type CsrActivities } from '../../activities/kube/csr';
+import { createCsrActivities, csrState, type CsrActivities } from '../../activities/kube/csr';
 import { createEventRecorder, EVENT_SOURCE_COMPONENT } from '../../activities/kube/events';
 import { isForbidden } from '../../activities/kube/errors';
-import { defaultCsrPolicy, nodeNameFromUsername, type CsrCheck, type ExpectedNode } from '../../core/nodes/csr-policy';
+import { defaultCsrPolicy, type CsrCheck, type ExpectedNode } from '../../core/nodes/csr-policy';
 import {
   FOREIGN_IP,
   SimulatedKubelet,
@@ -42,9 +42,9 @@ function anInstance(overrides: Partial<SimulatedInstance> = {}): SimulatedInstan
 }
 
 /**
- * The smallest approver that exercises reviewNodeCsr the way autonode's workflow will: for
- * each pending CSR, find our node by the CN (`system:node:<name>`), else by the requester,
- * and let the policy decide. CSRs about nodes it does not know are left alone.
+ * The smallest approver that exercises reviewNodeCsrs the way autonode's workflow does:
+ * each tick, every node it expects has its CSRs reviewed together. CSRs about nodes it does
+ * not know are left alone.
  */
 class TestApprover {
   private readonly nodes = new Map<string, { instance: SimulatedInstance; launchedAt: number }>();
@@ -72,21 +72,12 @@ class TestApprover {
     if (this.busy) return;
     this.busy = true;
     try {
-      const list = await this.admin.certificates.listCertificateSigningRequest();
-      for (const obj of list.items) await this.consider(obj);
+      for (const known of this.nodes.values()) {
+        await this.csrs.reviewNodeCsrs({ node: await this.expectedNode(known.instance, known.launchedAt), policy: defaultCsrPolicy });
+      }
     } finally {
       this.busy = false;
     }
-  }
-
-  private async consider(obj: V1CertificateSigningRequest): Promise<void> {
-    if (csrState(obj).phase !== 'pending') return;
-    const csr = parseCsr(obj);
-    const byCn = csr.subject.commonName === undefined ? undefined : nodeNameFromUsername(csr.subject.commonName);
-    const byRequester = nodeNameFromUsername(csr.username);
-    const known = (byCn && this.nodes.get(byCn)) || (byRequester && this.nodes.get(byRequester));
-    if (!known) return;
-    await this.csrs.reviewNodeCsr({ csrName: csr.name, node: await this.expectedNode(known.instance, known.launchedAt), policy: defaultCsrPolicy });
   }
 
   private async expectedNode(instance: SimulatedInstance, launchedAt: number): Promise<ExpectedNode> {
@@ -227,8 +218,9 @@ describe('simulated kubelet against the real guest control plane', () => {
     const node: ExpectedNode = {
       nodeName: instance.privateDnsName, instanceId: instance.instanceId, dnsNames: [instance.privateDnsName], ipAddresses: [instance.privateIp], launchedAt: 0, registered: true,
     };
-    const again = await csrs.reviewNodeCsr({ csrName: run.clientCsrName, node, policy: defaultCsrPolicy });
-    expect(again).toEqual({ kind: 'decided', state: expect.objectContaining({ phase: 'approved', reason: 'AutoNodeApproved' }), byAutonode: true, applied: false });
+    await eventually('the serving CSR to be decided', async () => (csrState(await admin.certificates.readCertificateSigningRequest({ name: run.servingCsrName })).phase === 'pending' ? undefined : true));
+    const again = await csrs.reviewNodeCsrs({ node, policy: defaultCsrPolicy });
+    expect(again).toEqual({ approved: [], denied: [], failed: [] });
     expect(await karpenterEventsFor(admin, run.clientCsrName)).toHaveLength(1);
   });
 

@@ -1,4 +1,4 @@
-import { evaluateCsr, type CsrCheck, type CsrDecision, type ExpectedNode, type ParsedCsr } from '../../../core/nodes/csr-policy';
+import { decideNodeCsrs, evaluateCsr, type CsrCheck, type NodeCsr, type CsrDecision, type ExpectedNode, type ParsedCsr } from '../../../core/nodes/csr-policy';
 import { aClientCsr, aPolicy, aServingCsr, anExpectedNode, launchedAt, nodeName } from './builders';
 
 const registered = anExpectedNode({ registered: true });
@@ -43,11 +43,11 @@ describe('kubelet CSR policy: approvals', () => {
 describe('kubelet CSR policy: each check denies on its own', () => {
   it.each<[string, ParsedCsr, ExpectedNode, CsrCheck, string | RegExp]>([
     // client certificate
-    ['client CSR from another signer naming the node', aClientCsr({ signerName: 'kubernetes.io/kube-apiserver-client' }), anExpectedNode(), 'signer', 'signer kubernetes.io/kube-apiserver-client may not issue'],
     ['client CSR from an unrelated ServiceAccount', aClientCsr({ username: 'system:serviceaccount:default:builder', groups: ['system:serviceaccounts'] }), anExpectedNode(), 'requester', 'requester system:serviceaccount:default:builder'],
     ['client CSR by another node naming this one', aClientCsr({ username: 'system:node:ip-10-0-9-9.ec2.internal', groups: nodeGroups }), anExpectedNode(), 'requester', 'requester system:node:ip-10-0-9-9.ec2.internal'],
     ['client renewal by a requester outside system:nodes', aClientCsr({ username: self, groups: ['system:authenticated'] }), registered, 'requester', 'not in group system:nodes'],
     ['client CSR whose CN names another node, requested by this one', aClientCsr({ username: self, groups: nodeGroups, subject: { commonName: 'system:node:ip-10-0-9-9.ec2.internal', organizations: ['system:nodes'] } }), registered, 'commonName', 'subject CN system:node:ip-10-0-9-9.ec2.internal is not'],
+    ['client CSR naming this node among two CNs', aClientCsr({ subject: { commonName: `${self},system:node:ip-10-0-9-9.ec2.internal`, organizations: ['system:nodes'] } }), anExpectedNode(), 'commonName', 'subject has 2 CNs'],
     ['client CSR with O system:masters added', aClientCsr({ subject: { commonName: self, organizations: ['system:nodes', 'system:masters'] } }), anExpectedNode(), 'organization', 'not [system:nodes, system:masters]'],
     ['client CSR without an O', aClientCsr({ subject: { commonName: self, organizations: [] } }), anExpectedNode(), 'organization', 'exactly [system:nodes]'],
     ['client CSR with a DNS SAN', aClientCsr({ dnsNames: [nodeName] }), anExpectedNode(), 'subjectAltNames', `DNS ${nodeName}`],
@@ -62,7 +62,6 @@ describe('kubelet CSR policy: each check denies on its own', () => {
     ['a second client CSR from the bootstrapper after registration', aClientCsr(), registered, 'notYetRegistered', `node ${nodeName} is already registered`],
     ['client renewal for a node not registered', aClientCsr({ username: self, groups: nodeGroups }), anExpectedNode(), 'registeredForRenewal', 'is not registered'],
     // serving certificate
-    ['serving CSR from another signer naming the node', aServingCsr({ signerName: 'example.com/serving' }), registered, 'signer', 'signer example.com/serving may not issue'],
     ['serving CSR from the bootstrapper', aServingCsr({ username: 'system:serviceaccount:openshift-machine-config-operator:node-bootstrapper', groups: ['system:serviceaccounts'] }), registered, 'requester', 'not by system:serviceaccount:openshift-machine-config-operator:node-bootstrapper'],
     ['serving CSR by the node outside system:nodes', aServingCsr({ groups: ['system:authenticated'] }), registered, 'requester', 'in group system:nodes'],
     ['serving CSR by another node naming this one', aServingCsr({ username: 'system:node:ip-10-0-9-9.ec2.internal' }), registered, 'requester', 'not by system:node:ip-10-0-9-9.ec2.internal'],
@@ -87,8 +86,57 @@ describe('kubelet CSR policy: CSRs about other nodes are left alone', () => {
     ['a serving CSR by and for another node', aServingCsr({ username: 'system:node:other', subject: { commonName: 'system:node:other', organizations: ['system:nodes'] } })],
     ['a CSR of an unrelated signer and subject', aClientCsr({ signerName: 'example.com/webhook', subject: { commonName: 'webhook.default.svc', organizations: [] } })],
     ['a CSR without a CN from someone else', aClientCsr({ subject: { commonName: undefined, organizations: [] } })],
+    // autonode's RBAC can rule on the two kubelet signers only: anything else is another approver's
+    ['a client CSR from another signer naming the node', aClientCsr({ signerName: 'kubernetes.io/kube-apiserver-client' })],
+    ['a serving CSR from a custom signer naming the node', aServingCsr({ signerName: 'example.com/serving' })],
     ['a CN that only starts with this node name', aClientCsr({ subject: { commonName: `${self}.evil`, organizations: ['system:nodes'] } })],
   ])('ignores %s', (_name, csr) => {
     expect(evaluateCsr(csr, anExpectedNode(), aPolicy())).toEqual({ kind: 'ignore', why: expect.any(String) });
+  });
+});
+
+describe('kubelet CSR policy: one client certificate per launch', () => {
+  const decide = (csrs: NodeCsr[], node = anExpectedNode()) =>
+    decideNodeCsrs(csrs, node, aPolicy()).map(({ csr, decision }) => [csr.name, decision.kind, decision.kind === 'deny' ? decision.check : '']);
+
+  it('approves the only pending client request', () => {
+    expect(decide([{ csr: aClientCsr({ name: 'a' }), state: 'pending' }])).toEqual([['a', 'approve', '']]);
+  });
+
+  it('denies a second request once one was approved for this launch', () => {
+    expect(decide([
+      { csr: aClientCsr({ name: 'a' }), state: 'approvedByAutonode' },
+      { csr: aClientCsr({ name: 'b', createdAt: launchedAt + 90_000 }), state: 'pending' },
+    ])).toEqual([['b', 'deny', 'oneClientCertificate']]);
+  });
+
+  it('an approval from before this launch (an earlier instance with the same name) does not count', () => {
+    expect(decide([
+      { csr: aClientCsr({ name: 'old', createdAt: launchedAt - 3_600_000 }), state: 'approvedByAutonode' },
+      { csr: aClientCsr({ name: 'b' }), state: 'pending' },
+    ])).toEqual([['b', 'approve', '']]);
+  });
+
+  it('denies every candidate when several are pending at once: which one the instance made is unknowable', () => {
+    expect(decide([
+      { csr: aClientCsr({ name: 'a' }), state: 'pending' },
+      { csr: aClientCsr({ name: 'b', createdAt: launchedAt + 61_000 }), state: 'pending' },
+    ])).toEqual([['a', 'deny', 'ambiguousClientRequest'], ['b', 'deny', 'ambiguousClientRequest']]);
+  });
+
+  it('a request denied on its own merits does not make the honest one ambiguous', () => {
+    expect(decide([
+      { csr: aClientCsr({ name: 'a' }), state: 'pending' },
+      { csr: aClientCsr({ name: 'bad', usages: ['digital signature', 'client auth', 'server auth'] }), state: 'pending' },
+    ])).toEqual([['a', 'approve', ''], ['bad', 'deny', 'usages']]);
+  });
+
+  it('renewals and serving requests of the registered node are not limited by it', () => {
+    const node = anExpectedNode({ registered: true });
+    expect(decide([
+      { csr: aClientCsr({ name: 'first' }), state: 'approvedByAutonode' },
+      { csr: aClientCsr({ name: 'renew', username: self, groups: nodeGroups }), state: 'pending' },
+      { csr: aServingCsr({ name: 'serve' }), state: 'pending' },
+    ], node)).toEqual([['renew', 'approve', ''], ['serve', 'approve', '']]);
   });
 });

@@ -39,17 +39,27 @@ describe('cluster event router', () => {
     const r = new ClusterEventRouter();
     r.onNodeClaim('ADDED', launched);
     expect(r.onNode('ADDED', aNode({ name: 'hypershift-worker-1', providerID: 'aws:///us-east-1a/i-other' }))).toEqual([]);
-    expect(r.onCsr('ADDED', { name: 'csr-x', nodeName: 'hypershift-worker-1', pending: true })).toEqual([]);
-    expect(r.onCsr('ADDED', { name: 'csr-y', nodeName: undefined, pending: true })).toEqual([]);
+    expect(r.onCsr('ADDED', { name: 'csr-x', nodeNames: ['hypershift-worker-1'], pending: true })).toEqual([]);
+    expect(r.onCsr('ADDED', { name: 'csr-y', nodeNames: [], pending: true })).toEqual([]);
   });
 
   it('rings the claim for a pending CSR naming its expected node, with the CSR name only', () => {
     const r = new ClusterEventRouter();
     r.onNodeClaim('ADDED', launched);
-    expect(r.onCsr('ADDED', { name: 'csr-abc', nodeName: 'ip-10-0-0-4.ec2.internal', pending: true })).toEqual([
+    expect(r.onCsr('ADDED', { name: 'csr-abc', nodeNames: ['ip-10-0-0-4.ec2.internal'], pending: true })).toEqual([
       { kind: 'signal', nodeClaim: 'default-abc12', signal: 'csrCreated', arg: 'csr-abc' },
     ]);
-    expect(r.onCsr('MODIFIED', { name: 'csr-abc', nodeName: 'ip-10-0-0-4.ec2.internal', pending: false })).toEqual([]);
+    expect(r.onCsr('MODIFIED', { name: 'csr-abc', nodeNames: ['ip-10-0-0-4.ec2.internal'], pending: false })).toEqual([]);
+  });
+
+  it('rings every claim a CSR names, by any of its CNs or its requester, once each', () => {
+    const r = new ClusterEventRouter();
+    r.onNodeClaim('ADDED', launched);
+    r.onNodeClaim('ADDED', aClaim({ name: 'other', uid: 'u-other', annotations: { 'autonode.io/node-name': 'ip-10-0-0-9.ec2.internal' } }));
+    expect(r.onCsr('ADDED', { name: 'csr-two-cns', nodeNames: ['ip-10-0-0-9.ec2.internal', 'ip-10-0-0-4.ec2.internal', 'ip-10-0-0-4.ec2.internal', 'elsewhere'], pending: true })).toEqual([
+      { kind: 'signal', nodeClaim: 'default-abc12', signal: 'csrCreated', arg: 'csr-two-cns' },
+      { kind: 'signal', nodeClaim: 'other', signal: 'csrCreated', arg: 'csr-two-cns' },
+    ]);
   });
 
   it('after a relist, reports claims deleted while the watch was away', () => {

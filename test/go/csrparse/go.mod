@@ -1,0 +1,3 @@
+module autonode.test/csrparse
+
+go 1.24
