@@ -270,7 +270,7 @@ export async function nodeClaimWorkflow(rawInput: NodeClaimWorkflowInput, resume
     setPhase('Terminating');
     if (state.instance) await cloud.terminateInstance(cluster, name, state.instance.providerId);
     const abnormal = end.kind === 'launchTimeout' || end.kind === 'registrationTimeout' || end.kind === 'insufficientCapacity' || end.kind === 'instanceGone' || end.kind === 'launchFailed';
-    await kube.finalizeNodeClaim(cluster, { name, uid: input.nodeClaim.uid }, state.nodeName, reason, abnormal);
+    await kube.finalizeNodeClaim(cluster, { name, uid: input.nodeClaim.uid }, state.nodeName, reason, abnormal, state.instance?.providerId);
     setPhase('Terminated');
     return { nodeClaim: name, end, ...(state.instance ? { instance: state.instance } : {}) };
   }

@@ -72,6 +72,14 @@ function launched(instance: CloudInstance): LaunchedInstance {
   };
 }
 
+/** spec.nodeClassRef must name an EC2NodeClass; undefined when it does. */
+function unsupportedNodeClassRef(ref: { group?: string | undefined; kind?: string | undefined; name: string }): string | undefined {
+  const group = ref.group ?? 'karpenter.k8s.aws';
+  const kind = ref.kind ?? 'EC2NodeClass';
+  if (group === 'karpenter.k8s.aws' && kind === 'EC2NodeClass') return undefined;
+  return `spec.nodeClassRef names ${kind}.${group} ${ref.name}; autonode launches only from karpenter.k8s.aws EC2NodeClass objects (set nodeClassRef.group: karpenter.k8s.aws, kind: EC2NodeClass)`;
+}
+
 const StoredNodeClassSchema = z.object({ metadata: z.object({ name: z.string() }), spec: z.record(z.string(), z.unknown()) });
 
 /**
@@ -114,7 +122,15 @@ export function createNodeClaimActivities(deps: NodeClaimActivityDeps) {
     async launchInstance(cluster: ClusterRef, name: string): Promise<LaunchedInstance> {
       const { claims, cloud, guest, event } = await connect(cluster);
       const claim = await mustGet(claims, name);
-      const nodeClassName = claim.spec.nodeClassRef.name;
+      const ref = claim.spec.nodeClassRef;
+      const unsupported = unsupportedNodeClassRef(ref);
+      if (unsupported) {
+        // Launching with some other class than the one named would be a guess: end the claim
+        // (its Warning Event says why) instead.
+        await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'UnsupportedNodeClass', message: unsupported }] }, now().toISOString());
+        throw ApplicationFailure.nonRetryable(unsupported, 'Invalid');
+      }
+      const nodeClassName = ref.name;
       const stored = StoredNodeClassSchema.parse(
         await guest.customObjects.getClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: nodeClassName }),
       );
@@ -301,9 +317,14 @@ export function createNodeClaimActivities(deps: NodeClaimActivityDeps) {
       nodeName: string | undefined,
       reason: string,
       warning: boolean,
+      providerId?: string,
     ): Promise<void> {
       const { claims, nodes, event } = await connect(cluster);
       if (nodeName) await nodes.deleteNode(nodeName);
+      // A kubelet that got its certificate but registered only after the claim's life began
+      // to end left a Node the claim never recorded: found by the instance's providerID.
+      const unrecorded = providerId ? await nodes.findByProviderId(providerId) : undefined;
+      if (unrecorded && unrecorded.name !== nodeName) await nodes.deleteNode(unrecorded.name);
       const claim = await claims.get(name);
       // A claim recreated under the same name belongs to someone else's life: leave it be.
       if (!claim || claim.metadata.uid !== uid) return;
