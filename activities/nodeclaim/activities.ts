@@ -12,6 +12,7 @@ import { NodeClassInputSchema, isInsufficientCapacityError, pickAmi, withCloudFa
 import { type ClusterResolver } from '../cluster';
 import { attachedVolumes, drainPass, type DrainProgress } from '../kube/drain';
 import { createEventRecorder } from '../kube/events';
+import { isNotFound } from '../kube/errors';
 import { NodeClaimStore, type StoredNodeClaim } from '../kube/nodeclaims';
 import { recordNodeClassResolution } from '../kube/nodeclasses';
 import { DISRUPTED_TAINT, INITIALIZED_LABEL, NODEPOOL_LABEL, NodeStore } from '../kube/nodes';
@@ -131,9 +132,25 @@ export function createNodeClaimActivities(deps: NodeClaimActivityDeps) {
         throw ApplicationFailure.nonRetryable(unsupported, 'Invalid');
       }
       const nodeClassName = ref.name;
-      const stored = StoredNodeClassSchema.parse(
-        await guest.customObjects.getClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: nodeClassName }),
-      );
+      /**
+       * The class is missing or not ready: a condition, a Warning Event (counted, not
+       * repeated), and a retry — unless the claim is being deleted, which ends the launch so
+       * `kubectl delete` never waits on a class that may never come.
+       */
+      const nodeClassNotReady = async (reason: string, message: string): Promise<never> => {
+        await claims.patchStatus(claim, { conditions: [{ type: 'NodeClassReady', status: 'False', reason, message }, { type: 'Launched', status: 'False', reason: 'NodeClassNotReady', message }] }, now().toISOString());
+        await event({ involvedObject: NODECLAIM_REF(claim), type: 'Warning', reason: 'NodeClassNotReady', message });
+        if (claim.metadata.deletionTimestamp) throw ApplicationFailure.nonRetryable(`NodeClaim ${name} is being deleted; not launching`, 'NodeClaimGone');
+        throw ApplicationFailure.retryable(message, 'NodeClassNotReady');
+      };
+      let rawClass: unknown;
+      try {
+        rawClass = await guest.customObjects.getClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: nodeClassName });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        return await nodeClassNotReady('NodeClassNotFound', `EC2NodeClass ${nodeClassName} (spec.nodeClassRef.name) does not exist; create it, or point the NodeClaim's NodePool at one that does`);
+      }
+      const stored = StoredNodeClassSchema.parse(rawClass);
       const nodeClass = NodeClassInputSchema.parse({ name: stored.metadata.name, spec: stored.spec });
       const resolution = await withCloudFailures(() => cloud.resolveNodeClass(nodeClass));
       await recordNodeClassResolution(guest, nodeClassName, resolution, {
@@ -142,8 +159,7 @@ export function createNodeClaimActivities(deps: NodeClaimActivityDeps) {
       });
       if (!resolution.ready) {
         const why = resolution.conditions.filter((c) => c.status !== 'True').map((c) => `${c.type}: ${c.message}`).join('; ');
-        await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'NodeClassNotReady', message: why }] }, now().toISOString());
-        throw ApplicationFailure.retryable(`EC2NodeClass ${nodeClassName} is not ready: ${why}`, 'NodeClassNotReady');
+        return await nodeClassNotReady('NodeClassNotReady', `EC2NodeClass ${nodeClassName} is not ready: ${why}`);
       }
       const amiFamily = nodeClass.spec.amiFamily === 'Custom' ? 'Custom' : 'AL2023';
       // The region's instance types and offerings as EC2 reports them (cached per cluster),
@@ -151,14 +167,14 @@ export function createNodeClaimActivities(deps: NodeClaimActivityDeps) {
       const instanceTypes = await withCloudFailures(() =>
         cloud.instanceTypes({ amiFamily, zones: [...new Set(resolution.subnets.map((s) => s.zone))].sort() }),
       );
-      const options = launchOptionsForClaim(claim.spec.requirements, instanceTypes);
+      const options = launchOptionsForClaim(claim.spec.requirements, instanceTypes, { ...(claim.spec.resources?.requests ? { requests: claim.spec.resources.requests } : {}) });
       if (!options.ok) {
         await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'InstanceTypesUnsatisfiable', message: options.reason }] }, now().toISOString());
         throw ApplicationFailure.nonRetryable(options.reason, 'Invalid');
       }
       const arch = instanceTypes.find((t) => t.name === options.options[0]?.instanceType)?.labels['kubernetes.io/arch'] ?? 'amd64';
       const ami = pickAmi(resolution.amis, arch === 'arm64' ? 'arm64' : 'x86_64');
-      if (!ami) throw ApplicationFailure.retryable(`EC2NodeClass ${nodeClassName} resolved no AMI for ${arch}`, 'NodeClassNotReady');
+      if (!ami) return await nodeClassNotReady('AMINotFound', `EC2NodeClass ${nodeClassName} resolved no AMI for ${arch}`);
       const subnets: SubnetChoice[] = resolution.subnets.map((s) => ({ id: s.id, zone: s.zone, availableIpCount: s.availableIpCount }));
 
       let result;
@@ -202,7 +218,10 @@ export function createNodeClaimActivities(deps: NodeClaimActivityDeps) {
           providerID: instance.providerId,
           imageID: instance.imageId,
           ...(type ? { capacity: { ...type.capacity }, allocatable: { ...type.allocatable } } : {}),
-          conditions: [{ type: 'Launched', status: 'True', reason: 'Launched', message: `${instance.instanceType} ${instance.capacityType} in ${instance.zone} (${instance.instanceId})` }],
+          conditions: [
+            { type: 'NodeClassReady', status: 'True', reason: 'NodeClassReady', message: '' },
+            { type: 'Launched', status: 'True', reason: 'Launched', message: `${instance.instanceType} ${instance.capacityType} in ${instance.zone} (${instance.instanceId})` },
+          ],
         },
         now().toISOString(),
       );
