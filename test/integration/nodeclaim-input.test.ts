@@ -15,31 +15,6 @@ describe('NodeClaim input the lifecycle cannot launch (real guest API server, Te
     await lh?.close();
   });
 
-  async function createClaim(name: string, spec: Record<string, unknown>): Promise<string> {
-    await lh.guest.customObjects.createClusterCustomObject({
-      group: 'karpenter.sh',
-      version: 'v1',
-      plural: 'nodeclaims',
-      body: {
-        apiVersion: 'karpenter.sh/v1',
-        kind: 'NodeClaim',
-        metadata: { name, labels: { 'karpenter.sh/nodepool': 'default' } },
-        spec: {
-          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: lh.nodeClassName },
-          requirements: [
-            { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large', 'm5.xlarge'] },
-            { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-          ],
-          expireAfter: 'Never',
-          ...spec,
-        },
-      },
-    });
-    const claim = await lh.claims.get(name);
-    if (!claim) throw new Error(`NodeClaim ${name} not readable after create`);
-    return claim.metadata.uid;
-  }
-
   async function warnings(name: string) {
     const events = await lh.guest.core.listEventForAllNamespaces({ fieldSelector: `source=karpenter,involvedObject.name=${name},type=Warning` });
     return events.items.map((e) => `${e.reason}: ${e.message}`);
@@ -47,7 +22,7 @@ describe('NodeClaim input the lifecycle cannot launch (real guest API server, Te
 
   it('a missing EC2NodeClass: NodeClassReady=False and a Warning Event, no instance, and `kubectl delete` ends it', async () => {
     const name = `in-${lh.id}-missing`;
-    const uid = await createClaim(name, { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: `nope-${lh.id}` } });
+    const uid = await lh.createNodeClaim(name, { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: `nope-${lh.id}` } });
     const handle = await lh.startLifecycle(name, uid);
     const condition = await eventually('NodeClassReady=False on the claim', async () => {
       const c = await lh.claims.get(name);
@@ -68,7 +43,7 @@ describe('NodeClaim input the lifecycle cannot launch (real guest API server, Te
     ['a cpu request no instance type holds', { resources: { requests: { cpu: '1000' } } }, /allocatable for spec\.resources\.requests \(cpu: 1000\)/],
   ])('%s: ends the claim with the reason in a Warning Event, launching nothing', async (_what, spec, says) => {
     const name = `in-${lh.id}-${Math.abs(JSON.stringify(spec).split('').reduce((h, c) => (h * 31 + c.charCodeAt(0)) | 0, 7)).toString(36)}`;
-    const uid = await createClaim(name, spec);
+    const uid = await lh.createNodeClaim(name, spec);
     const handle = await lh.startLifecycle(name, uid);
     const result: NodeClaimResult = await handle.result();
     expect(result.end).toEqual({ kind: 'launchFailed', reason: expect.stringMatching(says) });

@@ -38,7 +38,8 @@ export interface LifecycleHarness {
   taskQueues: TaskQueues;
   /** the guest kubeconfig of autonode's ServiceAccount (k8s/guest/rbac.yaml), as the workers use it */
   autonodeKubeconfigPath: string;
-  createNodeClaim(name: string, spec?: { terminationGracePeriod?: string; expireAfter?: string; requirements?: { key: string; operator: string; values?: string[] }[] }): Promise<string>;
+  /** `spec` replaces fields of a launchable default spec (any field: tests of bad input set what they need) */
+  createNodeClaim(name: string, spec?: { terminationGracePeriod?: string; expireAfter?: string; requirements?: { key: string; operator: string; values?: string[] }[] } & Record<string, unknown>): Promise<string>;
   startLifecycle(name: string, uid: string, timeouts?: NodeClaimWorkflowInput['timeouts']): ReturnType<TemporalHarness['client']['workflow']['start']>;
   instanceState(instanceId: string): Promise<string | undefined>;
   close(): Promise<void>;

@@ -6,6 +6,7 @@
  * choice comes from a seeded PRNG. Each entry says what autonode must do on its own
  * account; the differential rules (csr-differential.test.ts) apply to all of them.
  */
+import { mulberry32 } from '../../support/random';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { webcrypto } from 'node:crypto';
@@ -68,17 +69,6 @@ export async function generateCorpusKeys(): Promise<CorpusKeys> {
   return { rsa2048: rsa2048!, p256: p256!, p384: p384!, ed25519: ed25519!, p256Other: p256Other!, rsa1024: rsa1024!, p521: p521! };
 }
 
-/** mulberry32: small, seeded, good enough to pick mutations. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const latin1 = (text: string) => new Uint8Array(Buffer.from(text, 'latin1'));
 const utf8 = (text: string) => new Uint8Array(Buffer.from(text, 'utf8'));
@@ -427,7 +417,7 @@ export async function buildCorpus(options: { keys: CorpusKeys; seed: number; mut
     keyKinds.map(async (kind) => ({ id: `builder-${kind}-serving`, key: keys[kind], der: await signedRequest(keys[kind], { subject: kubeletSubject(nodeName), attributes: withSans(...nodeSans()) }) })),
   );
   const all = [...bases, ...built];
-  const entries = [...canonicalSpellings(all), ...(await attacks(keys)), ...(await mutations(all, seededRandom(options.seed), options.mutationsPerBase))];
+  const entries = [...canonicalSpellings(all), ...(await attacks(keys)), ...(await mutations(all, mulberry32(options.seed), options.mutationsPerBase))];
   const ids = new Set(entries.map((e) => e.id));
   if (ids.size !== entries.length) throw new Error('corpus ids are not unique');
   return entries;

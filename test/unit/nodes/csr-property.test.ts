@@ -6,6 +6,7 @@
  * is checked against what GO reads from the request (test/go/csrparse), not against
  * autonode's own parse: a rule that holds only in autonode's reading proves nothing.
  */
+import { mulberry32 } from '../../support/random';
 import { InvalidCsrError, parseCsr } from '../../../activities/kube/csr-parse';
 import { Signers, evaluateCsr, type CsrDecision, type ExpectedNode } from '../../../core/nodes/csr-policy';
 import { aPolicy, anExpectedNode, bootstrapper, nodeName } from './builders';
@@ -20,7 +21,6 @@ import {
   nodeSans,
   nodeUser,
   otherNodeName,
-  seededRandom,
   withSans,
 } from './csr-corpus';
 import { goRead, goSigns, type GoVerdict } from './go-csrparse';
@@ -128,7 +128,7 @@ describe('CSR approval, checked against Go’s reading of the request', () => {
   }, 300_000);
 
   it('approves only what the signer certifies as a kubelet certificate for that node, in every combination', () => {
-    const random = seededRandom(SEED);
+    const random = mulberry32(SEED);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     const decisions: Array<{ id: string; reason: string }> = [];
     const problems: string[] = [];

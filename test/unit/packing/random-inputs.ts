@@ -1,18 +1,9 @@
-// Seeded random packing inputs for property tests. mulberry32: tiny, well known, and
-// the same sequence on every machine.
+// Seeded random packing inputs for property tests (mulberry32, test/support/random.ts).
 import type { PackingInput, PendingPod } from '../../../core/packing';
+import { mulberry32 } from '../../support/random';
 import { aDaemonSet, aNodePool, anExistingNode, anInput, aPod, allTypes } from './builders';
 
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 } from '../../support/random';
 
 export function pick<T>(random: () => number, items: readonly T[]): T {
   const item = items[Math.floor(random() * items.length)];
