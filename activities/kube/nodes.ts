@@ -25,6 +25,8 @@ export interface NodeView {
   name: string;
   providerID?: string;
   ready: boolean;
+  /** the Ready condition as the kubelet last posted it ('Missing' before it posts one) */
+  readyCondition: { status: 'True' | 'False' | 'Unknown' | 'Missing'; since?: string };
   deleting: boolean;
   taints: V1Taint[];
   labels: Record<string, string>;
@@ -37,12 +39,23 @@ function view(node: V1Node): NodeView {
     name: node.metadata?.name ?? '',
     ...(node.spec?.providerID ? { providerID: node.spec.providerID } : {}),
     ready: node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+    readyCondition: readyConditionOf(node),
     deleting: node.metadata?.deletionTimestamp !== undefined,
     taints: node.spec?.taints ?? [],
     labels: node.metadata?.labels ?? {},
     capacity: node.status?.capacity ?? {},
     allocatable: node.status?.allocatable ?? {},
   };
+}
+
+function readyConditionOf(node: V1Node): NodeView['readyCondition'] {
+  const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+  if (!ready) return { status: 'Missing' };
+  const status = ready.status === 'True' || ready.status === 'False' ? ready.status : 'Unknown';
+  // the client types say Date; a plain JSON read gives a string
+  const since: unknown = ready.lastTransitionTime;
+  const iso = since instanceof Date ? since.toISOString() : typeof since === 'string' ? since : undefined;
+  return { status, ...(iso ? { since: iso } : {}) };
 }
 
 export class NodeStore {

@@ -2,7 +2,7 @@ import { defaultCsrPolicy } from '../../core/nodes/csr-policy';
 import { type ClusterResolver } from '../cluster';
 import { createCsrActivities } from '../kube/csr';
 import { createEventRecorder } from '../kube/events';
-import { type ReviewNodeCsrs } from './activities';
+import { type ReviewNodeCsrs } from './kube';
 
 export interface NodeCsrReviewerOptions {
   /** where a refused approval is reported (the worker's logger); stderr by default */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type EndReason } from './end';
 
 /**
  * The contract between the nodeclaim workflow, its activities and whoever starts or
@@ -21,6 +22,12 @@ export const LifecycleTimeoutsSchema = z.object({
   /** one launch attempt (a worker that died mid-call is noticed after this) */
   launchAttempt: z.string().default('1m'),
   registration: z.string().default('15m'),
+  /**
+   * A registered node whose Ready condition stays False or Unknown this long is replaced:
+   * Karpenter's node-repair toleration for Ready. A Ready node still held by a startup
+   * taint is waited for indefinitely, as Karpenter does (history stays bounded regardless).
+   */
+  initialization: z.string().default('30m'),
   /** how often a waiting workflow re-reads the world without being signalled */
   resync: z.string().default('15s'),
   /** steady-state re-check (drift of the objects, missed deletions) */
@@ -50,39 +57,6 @@ export type LaunchedInstance = z.infer<typeof LaunchedInstanceSchema>;
 export const PHASES = ['Pending', 'Launching', 'Launched', 'Registered', 'Initialized', 'Draining', 'Terminating', 'Terminated'] as const;
 export type Phase = (typeof PHASES)[number];
 
-/** Why a node's life ends: carried into Events, the status query and the result. */
-export type EndReason =
-  | { kind: 'deleted'; by: 'nodeclaim' | 'node' }
-  | { kind: 'disrupted'; reason: string }
-  | { kind: 'expired' }
-  | { kind: 'launchTimeout' }
-  | { kind: 'registrationTimeout' }
-  | { kind: 'insufficientCapacity'; offerings: { instanceType: string; zone: string; capacityType: string }[] }
-  /** the launch can never succeed as asked (no compatible type, a missing permission): reason says why */
-  | { kind: 'launchFailed'; reason: string }
-  | { kind: 'instanceGone' };
-
-export function describeEnd(end: EndReason): string {
-  switch (end.kind) {
-    case 'deleted':
-      return `the ${end.by === 'node' ? 'Node' : 'NodeClaim'} was deleted`;
-    case 'disrupted':
-      return `disrupted: ${end.reason}`;
-    case 'expired':
-      return 'expireAfter elapsed';
-    case 'launchTimeout':
-      return 'the instance was not launched within the launch timeout';
-    case 'registrationTimeout':
-      return 'the node did not register within the registration timeout';
-    case 'insufficientCapacity':
-      return `insufficient capacity for ${end.offerings.map((o) => `${o.instanceType}/${o.zone}/${o.capacityType}`).join(', ') || 'every offering'}`;
-    case 'instanceGone':
-      return 'the instance no longer exists';
-    case 'launchFailed':
-      return `the launch failed: ${end.reason}`;
-  }
-}
-
 /**
  * Task queues a deployment's workers poll (ARCHITECTURE.md). Overridable so two
  * deployments, or parallel test suites, can share one Temporal namespace without taking
@@ -101,6 +75,12 @@ export const NodeClaimWorkflowInputSchema = z.object({
   nodeClaim: z.object({ name: z.string(), uid: z.string() }),
   timeouts: LifecycleTimeoutsSchema.default(LifecycleTimeoutsSchema.parse({})),
   csrPolicy: CsrPolicySchema.default(CsrPolicySchema.parse({})),
+  /**
+   * A run continues as new once its history holds this many events, even when the server
+   * does not suggest it (Temporal warns at 10,240 and stops at 51,200): every wait of the
+   * lifecycle, however long, stays bounded in history.
+   */
+  maxHistoryEvents: z.number().int().min(50).default(5_000),
 });
 export type NodeClaimWorkflowInput = z.input<typeof NodeClaimWorkflowInputSchema>;
 export type NodeClaimWorkflowConfig = z.output<typeof NodeClaimWorkflowInputSchema>;

@@ -24,14 +24,14 @@ describe('folder import rules', () => {
     ['core/x.ts', 'export const r = () => Math.random();\n', /no-restricted-properties: .*deterministic/],
     ['core/x.ts', "import { startStack } from '../starter/stack/launcher';\nexport const s = startStack;\n", /core\/ imports only core/],
     ['workflows/x.ts', "import { readFileSync } from 'fs';\nexport const f = readFileSync;\n", /Temporal sandbox: no Node built-ins/],
-    ['workflows/x.ts', "import { createNodeClaimActivities } from '../activities/nodeclaim/activities';\nexport const a = createNodeClaimActivities;\n", /only \*types\* from activities/],
+    ['workflows/x.ts', "import { createNodeClaimKubeActivities } from '../activities/nodeclaim/kube';\nexport const a = createNodeClaimKubeActivities;\n", /only \*types\* from activities/],
     ['workflows/x.ts', "import { KubeConfig } from '@kubernetes/client-node';\nexport const k = KubeConfig;\n", /do I\/O in activities/],
   ])('%s: %s is refused', (file, source, rule) => {
     expect(lint(file, source).join('\n')).toMatch(rule);
   });
 
   it.each([
-    ['workflows/x.ts', "import type { NodeClaimActivities } from '../activities/nodeclaim/activities';\nexport type A = NodeClaimActivities;\n"],
+    ['workflows/x.ts', "import type { NodeClaimKubeActivities } from '../activities/nodeclaim/kube';\nexport type A = NodeClaimKubeActivities;\n"],
     ['core/x.ts', "import { z } from 'zod';\nexport const s = z.string();\n"],
     ['activities/x.ts', "import { readFileSync } from 'node:fs';\nexport const f = readFileSync;\n"],
   ])('%s: allowed imports pass', (file, source) => {

@@ -1,0 +1,223 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { z } from 'zod';
+import { EXPECTED_NODE_NAME_ANNOTATION, launchOptionsForClaim, type ClusterRef, type FailureType, type LaunchedInstance } from '../../core/lifecycle';
+import { NodeClassInputSchema, isInsufficientCapacityError, pickAmi, withCloudFailures, type CloudInstance, type SubnetChoice } from '../cloud';
+import { type ClusterResolver } from '../cluster';
+import { isNotFound } from '../kube/errors';
+import { createEventRecorder } from '../kube/events';
+import { NodeClaimStore } from '../kube/nodeclaims';
+import { recordNodeClassResolution } from '../kube/nodeclasses';
+import { NODEPOOL_LABEL } from '../kube/nodes';
+import { nodeClaimRef, type ClaimRef } from './kube';
+
+export interface NodeClaimCloudDeps {
+  resolve: ClusterResolver;
+  now?: () => Date;
+}
+
+const gone: FailureType = 'NodeClaimGone';
+const notReady: FailureType = 'NodeClassNotReady';
+const invalid: FailureType = 'Invalid';
+
+function launched(instance: CloudInstance): LaunchedInstance {
+  if (!instance.privateDnsName) {
+    // A kubelet registers under its private DNS name; without one nothing can be approved.
+    const notYet: FailureType = 'InstanceNotReady';
+    throw ApplicationFailure.retryable(`instance ${instance.instanceId} has no private DNS name yet`, notYet);
+  }
+  return {
+    providerId: instance.providerId,
+    instanceId: instance.instanceId,
+    instanceType: instance.instanceType,
+    zone: instance.zone,
+    capacityType: instance.capacityType,
+    imageId: instance.imageId,
+    privateDnsName: instance.privateDnsName,
+    privateIpAddresses: instance.privateIpAddresses,
+    launchTime: instance.launchTime,
+  };
+}
+
+/** spec.nodeClassRef must name an EC2NodeClass; undefined when it does. */
+function unsupportedNodeClassRef(ref: { group?: string | undefined; kind?: string | undefined; name: string }): string | undefined {
+  const group = ref.group ?? 'karpenter.k8s.aws';
+  const kind = ref.kind ?? 'EC2NodeClass';
+  if (group === 'karpenter.k8s.aws' && kind === 'EC2NodeClass') return undefined;
+  return `spec.nodeClassRef names ${kind}.${group} ${ref.name}; autonode launches only from karpenter.k8s.aws EC2NodeClass objects (set nodeClassRef.group: karpenter.k8s.aws, kind: EC2NodeClass)`;
+}
+
+const StoredNodeClassSchema = z.object({ metadata: z.object({ name: z.string() }), spec: z.record(z.string(), z.unknown()) });
+
+/**
+ * The NodeClaim lifecycle's cloud activities (task queue `autonode-cloud`, rate-limited):
+ * each takes one object and is idempotent by the NodeClaim's name and the instance's tags.
+ */
+export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
+  const now = deps.now ?? (() => new Date());
+  const connect = async (cluster: ClusterRef) => {
+    const c = await deps.resolve(cluster);
+    return { ...c, claims: new NodeClaimStore(c.guest), event: createEventRecorder(c.guest.core) };
+  };
+  const mustGet = async (claims: NodeClaimStore, name: string) => {
+    const claim = await claims.get(name);
+    if (!claim) throw ApplicationFailure.nonRetryable(`NodeClaim ${name} no longer exists`, gone);
+    return claim;
+  };
+
+  return {
+    /**
+     * The EC2NodeClass status controller's step: resolves the claim's node class (subnets,
+     * security groups, AMIs) and writes what it found onto the class's status, so
+     * `kubectl get ec2nodeclass -o yaml` explains a launch that cannot happen. Never fails
+     * for a class that is missing or not ready: the launch that follows says so on the claim.
+     */
+    async reconcileNodeClass({ cluster, name }: ClaimRef): Promise<{ nodeClass?: string; ready: boolean; message?: string }> {
+      const { claims, cloud, guest } = await connect(cluster);
+      const claim = await mustGet(claims, name);
+      const ref = claim.spec.nodeClassRef;
+      if (unsupportedNodeClassRef(ref)) return { ready: false, message: unsupportedNodeClassRef(ref) };
+      let rawClass: unknown;
+      try {
+        rawClass = await guest.customObjects.getClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: ref.name });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        return { nodeClass: ref.name, ready: false, message: `EC2NodeClass ${ref.name} does not exist` };
+      }
+      const stored = StoredNodeClassSchema.parse(rawClass);
+      const nodeClass = NodeClassInputSchema.parse({ name: stored.metadata.name, spec: stored.spec });
+      const resolution = await withCloudFailures(() => cloud.resolveNodeClass(nodeClass));
+      await recordNodeClassResolution(guest, ref.name, resolution, {
+        ...(nodeClass.spec.instanceProfile ? { instanceProfile: nodeClass.spec.instanceProfile } : {}),
+        nowIso: now().toISOString(),
+      });
+      const why = resolution.conditions.filter((c) => c.status !== 'True').map((c) => `${c.type}: ${c.message}`).join('; ');
+      return { nodeClass: ref.name, ready: resolution.ready, ...(why ? { message: why } : {}) };
+    },
+
+    /**
+     * Launches (or finds) the claim's instance and records it on the NodeClaim. Capacity
+     * errors surface as a non-retryable `InsufficientCapacity` failure listing the
+     * exhausted offerings, so the workflow can end and the provisioner re-plan.
+     */
+    async launchClaimInstance({ cluster, name }: ClaimRef): Promise<LaunchedInstance> {
+      const { claims, cloud, guest, event } = await connect(cluster);
+      const claim = await mustGet(claims, name);
+      const ref = claim.spec.nodeClassRef;
+      const unsupported = unsupportedNodeClassRef(ref);
+      if (unsupported) {
+        // Launching with some other class than the one named would be a guess: end the claim
+        // (its Warning Event says why) instead.
+        await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'UnsupportedNodeClass', message: unsupported }] }, now().toISOString());
+        throw ApplicationFailure.nonRetryable(unsupported, invalid);
+      }
+      const nodeClassName = ref.name;
+      /**
+       * The class is missing or not ready: a condition, a Warning Event (counted, not
+       * repeated), and a retry — unless the claim is being deleted, which ends the launch so
+       * `kubectl delete` never waits on a class that may never come.
+       */
+      const nodeClassNotReady = async (reason: string, message: string): Promise<never> => {
+        await claims.patchStatus(claim, { conditions: [{ type: 'NodeClassReady', status: 'False', reason, message }, { type: 'Launched', status: 'False', reason: 'NodeClassNotReady', message }] }, now().toISOString());
+        await event({ involvedObject: nodeClaimRef(claim), type: 'Warning', reason: 'NodeClassNotReady', message });
+        if (claim.metadata.deletionTimestamp) throw ApplicationFailure.nonRetryable(`NodeClaim ${name} is being deleted; not launching`, gone);
+        throw ApplicationFailure.retryable(message, notReady);
+      };
+      let rawClass: unknown;
+      try {
+        rawClass = await guest.customObjects.getClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: nodeClassName });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        return await nodeClassNotReady('NodeClassNotFound', `EC2NodeClass ${nodeClassName} (spec.nodeClassRef.name) does not exist; create it, or point the NodeClaim's NodePool at one that does`);
+      }
+      const stored = StoredNodeClassSchema.parse(rawClass);
+      const nodeClass = NodeClassInputSchema.parse({ name: stored.metadata.name, spec: stored.spec });
+      const resolution = await withCloudFailures(() => cloud.resolveNodeClass(nodeClass));
+      if (!resolution.ready) {
+        const why = resolution.conditions.filter((c) => c.status !== 'True').map((c) => `${c.type}: ${c.message}`).join('; ');
+        return await nodeClassNotReady('NodeClassNotReady', `EC2NodeClass ${nodeClassName} is not ready: ${why}`);
+      }
+      const amiFamily = nodeClass.spec.amiFamily === 'Custom' ? 'Custom' : 'AL2023';
+      // The region's instance types and offerings as EC2 reports them (cached per cluster),
+      // restricted to the zones this node class has subnets in.
+      const instanceTypes = await withCloudFailures(() =>
+        cloud.instanceTypes({ amiFamily, zones: [...new Set(resolution.subnets.map((s) => s.zone))].sort() }),
+      );
+      const options = launchOptionsForClaim(claim.spec.requirements, instanceTypes, { ...(claim.spec.resources?.requests ? { requests: claim.spec.resources.requests } : {}) });
+      if (!options.ok) {
+        await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'InstanceTypesUnsatisfiable', message: options.reason }] }, now().toISOString());
+        throw ApplicationFailure.nonRetryable(options.reason, invalid);
+      }
+      const arch = instanceTypes.find((t) => t.name === options.options[0]?.instanceType)?.labels['kubernetes.io/arch'] ?? 'amd64';
+      const ami = pickAmi(resolution.amis, arch === 'arm64' ? 'arm64' : 'x86_64');
+      if (!ami) return await nodeClassNotReady('AMINotFound', `EC2NodeClass ${nodeClassName} resolved no AMI for ${arch}`);
+      const subnets: SubnetChoice[] = resolution.subnets.map((s) => ({ id: s.id, zone: s.zone, availableIpCount: s.availableIpCount }));
+
+      let result;
+      try {
+        result = await withCloudFailures(() =>
+          cloud.launch({
+            nodeClaim: { name: claim.metadata.name, uid: claim.metadata.uid },
+            nodePool: claim.metadata.labels?.[NODEPOOL_LABEL] ?? '',
+            nodeClass: {
+              name: nodeClassName,
+              tags: nodeClass.spec.tags ?? {},
+              securityGroupIds: resolution.securityGroups.map((g) => g.id),
+              subnets,
+              userData: resolution.userData ?? '',
+              ...(nodeClass.spec.instanceProfile ? { instanceProfile: nodeClass.spec.instanceProfile } : {}),
+            },
+            imageId: ami.id,
+            instanceTypes: options.options,
+            capacityTypes: options.capacityTypes,
+            zones: options.zones,
+          }),
+        );
+      } catch (err) {
+        const cause = err instanceof ApplicationFailure ? err.cause : err;
+        if (isInsufficientCapacityError(cause)) {
+          await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'InsufficientCapacity', message: cause.message }] }, now().toISOString());
+        }
+        throw err;
+      }
+      const instance = launched(result.instance);
+      const type = instanceTypes.find((t) => t.name === instance.instanceType);
+      let updated = await claims.annotate(claim, { [EXPECTED_NODE_NAME_ANNOTATION]: instance.privateDnsName });
+      updated = await claims.patchLabels(updated, {
+        'node.kubernetes.io/instance-type': instance.instanceType,
+        'topology.kubernetes.io/zone': instance.zone,
+        'karpenter.sh/capacity-type': instance.capacityType,
+      });
+      await claims.patchStatus(
+        updated,
+        {
+          providerID: instance.providerId,
+          imageID: instance.imageId,
+          ...(type ? { capacity: { ...type.capacity }, allocatable: { ...type.allocatable } } : {}),
+          conditions: [
+            { type: 'NodeClassReady', status: 'True', reason: 'NodeClassReady', message: '' },
+            { type: 'Launched', status: 'True', reason: 'Launched', message: `${instance.instanceType} ${instance.capacityType} in ${instance.zone} (${instance.instanceId})` },
+          ],
+        },
+        now().toISOString(),
+      );
+      if (!result.reused) {
+        await event({ involvedObject: nodeClaimRef(claim), type: 'Normal', reason: 'Launched', message: `Launched ${instance.instanceId} (${instance.instanceType}, ${instance.capacityType}, ${instance.zone})` });
+      }
+      return instance;
+    },
+
+
+    /** Terminates the instance (idempotent: gone is success) and records it on the claim. */
+    async terminateClaimInstance({ cluster, name, providerId }: ClaimRef & { providerId: string }): Promise<{ outcome: string }> {
+      const { claims, cloud } = await connect(cluster);
+      const claim = await claims.get(name);
+      if (claim) {
+        await claims.patchStatus(claim, { conditions: [{ type: 'InstanceTerminating', status: 'True', reason: 'InstanceTerminating', message: providerId }] }, now().toISOString());
+      }
+      const outcome = await withCloudFailures(() => cloud.terminate(providerId));
+      return { outcome: JSON.stringify(outcome) };
+    },
+  };
+}
+
+export type NodeClaimCloudActivities = ReturnType<typeof createNodeClaimCloudActivities>;

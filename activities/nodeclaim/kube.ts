@@ -1,0 +1,215 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { TERMINATION_FINALIZER, durationToMs, type ClusterRef, type CsrPolicyConfig, type FailureType, type LaunchedInstance } from '../../core/lifecycle';
+import { type ClusterResolver } from '../cluster';
+import { attachedVolumes, drainPass } from '../kube/drain';
+import { createEventRecorder } from '../kube/events';
+import { NodeClaimStore, type StoredNodeClaim } from '../kube/nodeclaims';
+import { DISRUPTED_TAINT, INITIALIZED_LABEL, NODEPOOL_LABEL, NodeStore } from '../kube/nodes';
+
+/** Port: CSR review for one node (activities/kube/csr.ts implements it). */
+export type ReviewNodeCsrs = (
+  cluster: ClusterRef,
+  input: { nodeName: string; instance: LaunchedInstance; registered: boolean; policy: CsrPolicyConfig; nodeClaim: string },
+) => Promise<{ approved: string[]; denied: { name: string; check: string }[]; failed: { name: string; forbidden: boolean }[] }>;
+
+export interface NodeClaimKubeDeps {
+  resolve: ClusterResolver;
+  reviewNodeCsrs: ReviewNodeCsrs;
+  now?: () => Date;
+}
+
+export const nodeClaimRef = (claim: StoredNodeClaim) => ({ apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: claim.metadata.name, uid: claim.metadata.uid });
+
+const gone: FailureType = 'NodeClaimGone';
+
+/** The claim's facts as prepare reports them: durations already in ms, times as epoch ms. */
+export interface PreparedClaim {
+  exists: boolean;
+  uid?: string;
+  deleting: boolean;
+  nodePool?: string;
+  createdAt?: number;
+  expireAfterMs?: number;
+  terminationGraceMs?: number;
+}
+
+export interface ClaimRef {
+  cluster: ClusterRef;
+  name: string;
+}
+
+/**
+ * The NodeClaim lifecycle's Kubernetes activities (task queue `autonode-control`). Each
+ * takes one object and is idempotent by the NodeClaim's name: the workflow may run any of
+ * them again after a crash or a retry. A claim that vanished mid-step is a non-retryable
+ * `NodeClaimGone` failure, which ends the life.
+ */
+export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
+  const now = deps.now ?? (() => new Date());
+  const connect = async (cluster: ClusterRef) => {
+    const c = await deps.resolve(cluster);
+    return { guest: c.guest, claims: new NodeClaimStore(c.guest), nodes: new NodeStore(c.guest), event: createEventRecorder(c.guest.core) };
+  };
+  const mustGet = async (claims: NodeClaimStore, name: string) => {
+    const claim = await claims.get(name);
+    if (!claim) throw ApplicationFailure.nonRetryable(`NodeClaim ${name} no longer exists`, gone);
+    return claim;
+  };
+
+  return {
+    /** Reads the claim and, unless it is being deleted, makes sure our finalizer holds it. */
+    async prepareClaim({ cluster, name }: ClaimRef): Promise<PreparedClaim> {
+      const { claims } = await connect(cluster);
+      let claim = await claims.get(name);
+      if (!claim) return { exists: false, deleting: false };
+      if (!claim.metadata.deletionTimestamp) claim = await claims.ensureFinalizer(claim, TERMINATION_FINALIZER);
+      const created = claim.metadata.creationTimestamp ? Date.parse(claim.metadata.creationTimestamp) : NaN;
+      const expireAfterMs = claim.spec.expireAfter ? durationToMs(claim.spec.expireAfter) : undefined;
+      const terminationGraceMs = claim.spec.terminationGracePeriod ? durationToMs(claim.spec.terminationGracePeriod) : undefined;
+      const pool = claim.metadata.labels?.[NODEPOOL_LABEL];
+      return {
+        exists: true,
+        uid: claim.metadata.uid,
+        deleting: claim.metadata.deletionTimestamp !== undefined,
+        ...(pool ? { nodePool: pool } : {}),
+        ...(Number.isNaN(created) ? {} : { createdAt: created }),
+        ...(expireAfterMs !== undefined ? { expireAfterMs } : {}),
+        ...(terminationGraceMs !== undefined ? { terminationGraceMs } : {}),
+      };
+    },
+
+    /**
+     * Is the claim (and its Node) still there and not being deleted? When asked, reviews the
+     * node's CSRs first (a kubelet renewing its serving certificate in steady state).
+     */
+    async observeClaim(input: ClaimRef & { uid: string; nodeName?: string; reviewCsrsFor?: { instance: LaunchedInstance; policy: CsrPolicyConfig } }) {
+      const { claims, nodes } = await connect(input.cluster);
+      if (input.reviewCsrsFor) {
+        await deps.reviewNodeCsrs(input.cluster, { nodeName: input.reviewCsrsFor.instance.privateDnsName, instance: input.reviewCsrsFor.instance, registered: true, policy: input.reviewCsrsFor.policy, nodeClaim: input.name });
+      }
+      const claim = await claims.get(input.name);
+      // a claim recreated under the same name is not ours: ours is gone
+      const mine = claim !== undefined && claim.metadata.uid === input.uid;
+      const nodeName = input.nodeName ?? claim?.status?.nodeName;
+      const node = nodeName ? await nodes.get(nodeName) : undefined;
+      return { gone: !mine, deleting: mine && claim.metadata.deletionTimestamp !== undefined, nodeExists: node !== undefined, nodeDeleting: node?.deleting ?? false };
+    },
+
+    /**
+     * Reviews the CSRs naming this node, then looks for the Node by providerID. When it is
+     * there, it is synced with the claim (labels, taints, finalizer, owner) and the claim
+     * is Registered.
+     */
+    async reviewRegistration(input: ClaimRef & { instance: LaunchedInstance; policy: CsrPolicyConfig }): Promise<{ registered: boolean; nodeName?: string; denied: string[] }> {
+      const { claims, nodes, event } = await connect(input.cluster);
+      const claim = await mustGet(claims, input.name);
+      const node = await nodes.findByProviderId(input.instance.providerId);
+      const csrs = await deps.reviewNodeCsrs(input.cluster, {
+        nodeName: input.instance.privateDnsName,
+        instance: input.instance,
+        registered: node !== undefined,
+        policy: input.policy,
+        nodeClaim: input.name,
+      });
+      const denied = csrs.denied.map((d) => `${d.name} (${d.check})`);
+      if (!node) return { registered: false, denied };
+      await nodes.syncRegistered(claim, node.name);
+      if (claim.status?.nodeName !== node.name || !claim.status?.conditions?.some((c) => c.type === 'Registered' && c.status === 'True')) {
+        await claims.patchStatus(claim, { nodeName: node.name, conditions: [{ type: 'Registered', status: 'True', reason: 'Registered', message: `Node ${node.name}` }] }, now().toISOString());
+        await event({ involvedObject: nodeClaimRef(claim), type: 'Normal', reason: 'Registered', message: `Status condition transitioned, Type: Registered, Status: True, Node: ${node.name}` });
+      }
+      return { registered: true, nodeName: node.name, denied };
+    },
+
+    /**
+     * Initialized = Ready, startup and ephemeral taints gone, requested extended resources
+     * present. Reviews the node's CSRs first: the serving CSR arrives after registration.
+     */
+    async reviewInitialization(input: ClaimRef & { nodeName: string; instance?: LaunchedInstance; policy: CsrPolicyConfig }) {
+      const { claims, nodes, event } = await connect(input.cluster);
+      const claim = await mustGet(claims, input.name);
+      if (input.instance) {
+        await deps.reviewNodeCsrs(input.cluster, { nodeName: input.instance.privateDnsName, instance: input.instance, registered: true, policy: input.policy, nodeClaim: input.name });
+      }
+      const node = await nodes.get(input.nodeName);
+      if (!node) return { initialized: false, blocker: `Node ${input.nodeName} not found`, ready: { status: 'Missing' as const } };
+      const blocker = nodes.initializationBlocker(claim, node);
+      if (blocker) {
+        await claims.patchStatus(claim, { conditions: [{ type: 'Initialized', status: 'Unknown', reason: 'AwaitingInitialization', message: blocker }] }, now().toISOString());
+        return { initialized: false, blocker, ready: node.readyCondition };
+      }
+      await nodes.label(input.nodeName, { [INITIALIZED_LABEL]: 'true' });
+      await claims.patchStatus(claim, { conditions: [{ type: 'Initialized', status: 'True', reason: 'Initialized', message: '' }] }, now().toISOString());
+      await event({ involvedObject: nodeClaimRef(claim), type: 'Normal', reason: 'Initialized', message: `Node ${input.nodeName} is initialized` });
+      return { initialized: true, ready: node.readyCondition };
+    },
+
+    /** Marks the node disrupted (no new pods) and says why on the claim. */
+    async startDrain(input: ClaimRef & { nodeName?: string; reason: string }): Promise<void> {
+      const { claims, nodes, event } = await connect(input.cluster);
+      const claim = await claims.get(input.name);
+      if (input.nodeName && (await nodes.get(input.nodeName))) await nodes.ensureTaint(input.nodeName, DISRUPTED_TAINT);
+      if (!claim) return;
+      await claims.patchStatus(claim, { conditions: [{ type: 'Drained', status: 'False', reason: 'Draining', message: input.reason }] }, now().toISOString());
+      await event({ involvedObject: nodeClaimRef(claim), type: 'Normal', reason: 'DisruptionTerminating', message: `Draining and terminating: ${input.reason}` });
+    },
+
+    /** One eviction pass. `blockers` says what holds the drain, for the status query. */
+    async drainPods(input: ClaimRef & { nodeName: string; pastDeadline: boolean }): Promise<{ done: boolean; blockers?: string }> {
+      const { claims, guest, nodes } = await connect(input.cluster);
+      if (!(await nodes.get(input.nodeName))) return { done: true };
+      const progress = await drainPass(guest, input.nodeName, { pastDeadline: input.pastDeadline });
+      const claim = await claims.get(input.name);
+      const blockers = [
+        progress.blockedByPdb.length > 0 ? `eviction refused by a PodDisruptionBudget: ${progress.blockedByPdb.join(', ')}` : '',
+        progress.doNotDisrupt.length > 0 ? `waiting for do-not-disrupt pods until the grace period ends: ${progress.doNotDisrupt.join(', ')}` : '',
+      ].filter(Boolean).join('; ');
+      if (claim && progress.done) {
+        await claims.patchStatus(claim, { conditions: [{ type: 'Drained', status: 'True', reason: 'Drained', message: '' }] }, now().toISOString());
+      } else if (claim && blockers) {
+        await claims.patchStatus(claim, { conditions: [{ type: 'Drained', status: 'False', reason: 'Draining', message: blockers }] }, now().toISOString());
+      }
+      if (progress.done) return { done: true };
+      return { done: false, blockers: blockers || `waiting for ${progress.remaining.length} pods to leave` };
+    },
+
+    async checkVolumes(input: ClaimRef & { nodeName: string }): Promise<{ detached: boolean; attachments: string[] }> {
+      const { claims, guest } = await connect(input.cluster);
+      const attachments = await attachedVolumes(guest, input.nodeName);
+      const claim = await claims.get(input.name);
+      const detached = attachments.length === 0;
+      if (claim) {
+        await claims.patchStatus(
+          claim,
+          { conditions: [{ type: 'VolumesDetached', status: detached ? 'True' : 'False', reason: detached ? 'VolumesDetached' : 'AwaitingVolumeDetachment', message: attachments.join(', ') }] },
+          now().toISOString(),
+        );
+      }
+      return { detached, attachments };
+    },
+
+    /** Deletes the Node, then releases and deletes the NodeClaim. The last step of a life. */
+    async finalizeClaim(input: ClaimRef & { uid: string; nodeName?: string; providerId?: string; reason: string; warning: boolean }): Promise<void> {
+      const { claims, nodes, event } = await connect(input.cluster);
+      if (input.nodeName) await nodes.deleteNode(input.nodeName);
+      // A kubelet that got its certificate but registered only after the claim's life began
+      // to end left a Node the claim never recorded: found by the instance's providerID.
+      const unrecorded = input.providerId ? await nodes.findByProviderId(input.providerId) : undefined;
+      if (unrecorded && unrecorded.name !== input.nodeName) await nodes.deleteNode(unrecorded.name);
+      const claim = await claims.get(input.name);
+      // A claim recreated under the same name belongs to someone else's life: leave it be.
+      if (!claim || claim.metadata.uid !== input.uid) return;
+      await event({
+        involvedObject: nodeClaimRef(claim),
+        type: input.warning ? 'Warning' : 'Normal',
+        reason: input.warning ? 'TerminatedUnhealthy' : 'Terminated',
+        message: `NodeClaim ${input.name} terminated: ${input.reason}`,
+      });
+      if (!claim.metadata.deletionTimestamp) await claims.delete(input.name);
+      const current = await claims.get(input.name);
+      if (current) await claims.removeFinalizer(current, TERMINATION_FINALIZER);
+    },
+  };
+}
+
+export type NodeClaimKubeActivities = ReturnType<typeof createNodeClaimKubeActivities>;
