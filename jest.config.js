@@ -1,4 +1,5 @@
-// Two projects: `unit` needs nothing but Node; `integration` runs against the real local
+// Three projects: `unit` needs nothing but Node; `workflow` needs Temporal's test server
+// from the cache (npm run setup); `integration` runs against the real local
 // stack (etcd, two kube-apiservers, controller-manager, scheduler, kwok, moto, Temporal),
 // started once per run by test/support/global-setup.ts and stopped by its teardown.
 //
@@ -19,6 +20,8 @@ module.exports = {
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    // the real workflows on Temporal's time-skipping test server, activities scripted
+    { ...common, displayName: 'workflow', testMatch: ['<rootDir>/test/workflow/**/*.test.ts'] },
     {
       ...common,
       displayName: 'integration',

@@ -12,6 +12,7 @@ bash scripts/setup.sh
 echo "[test] typecheck"; npx tsc -p tsconfig.json --noEmit
 echo "[test] lint"; npx eslint .
 echo "[test] unit"; npx jest --selectProjects unit
+echo "[test] workflow (time-skipping)"; npx jest --selectProjects workflow --runInBand
 # --forceExit: the Temporal native runtime keeps a handle open after teardown
 # (sdk-typescript#928); the stack itself is stopped by the global teardown first.
 echo "[test] integration"; npx jest --selectProjects integration --runInBand --forceExit

@@ -302,9 +302,12 @@ function required<T>(value: T | undefined, action: Action): T {
 function failureInfo(err: unknown): ActivityFailureInfo | undefined {
   if (!(err instanceof ActivityFailure)) return undefined;
   const cause = err.cause;
-  if (cause instanceof TimeoutFailure) return { message: cause.message, timedOut: true };
+  // Retries stopped by the schedule-to-close deadline end with the last attempt's failure
+  // and retry state TIMEOUT: that is the launch timeout, whatever the last attempt said.
+  const timedOut = cause instanceof TimeoutFailure || err.retryState === 'TIMEOUT';
   if (cause instanceof ApplicationFailure) {
-    return { ...(cause.type ? { type: cause.type } : {}), message: cause.message, nonRetryable: cause.nonRetryable === true, details: cause.details?.[0] };
+    return { ...(cause.type ? { type: cause.type } : {}), message: cause.message, nonRetryable: cause.nonRetryable === true, timedOut, details: cause.details?.[0] };
   }
+  if (timedOut) return { message: cause?.message ?? err.message, timedOut };
   return { message: cause?.message ?? err.message };
 }

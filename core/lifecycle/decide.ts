@@ -33,7 +33,7 @@ export function decide(state: LifecycleState, observation: Observation, now: num
     case 'Initialized':
       return initialized(state, observation, now, settings);
     case 'Draining':
-      return draining(state, observation, now);
+      return draining(state, observation, now, settings);
     case 'Terminating':
       return terminating(state, observation);
     case 'Terminated':
@@ -70,8 +70,6 @@ export function endLife(state: LifecycleState, end: EndReason, now: number): Ste
 
 const INITIAL_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 10_000;
-/** how often a registered node's initialization is re-checked at most */
-const INITIALIZATION_RESYNC_MS = 5_000;
 
 function pending(state: StateOf<'Pending'>, o: Observation, now: number, s: LifecycleSettings): Step {
   switch (o.kind) {
@@ -147,7 +145,7 @@ function registered(state: StateOf<'Registered'>, o: Observation, now: number, s
           return endLife(state, { kind: 'notReady', status: ready.status, since: new Date(since).toISOString() }, now);
         }
       }
-      return { state, action: { kind: 'wait', ms: Math.min(s.resyncMs, INITIALIZATION_RESYNC_MS) }, ...(o.blocker !== undefined ? { lastError: o.blocker } : {}) };
+      return { state, action: { kind: 'wait', ms: s.resyncMs }, ...(o.blocker !== undefined ? { lastError: o.blocker } : {}) };
     }
     case 'claimSeen': {
       const end = claimEnding(o);
@@ -190,27 +188,32 @@ function steady(state: StateOf<'Initialized'>, now: number, s: LifecycleSettings
   return { state, action: { kind: 'wait', ms }, ...(lastError === null ? { lastError: null } : {}) };
 }
 
-function draining(state: StateOf<'Draining'>, o: Observation, now: number): Step {
+function draining(state: StateOf<'Draining'>, o: Observation, now: number, s: LifecycleSettings): Step {
   const pastDeadline = state.deadline !== null && now >= state.deadline;
   switch (o.kind) {
     case 'drainBegun':
       return { state: { ...state, stage: 'pods' }, action: { kind: 'drain', pastDeadline } };
     case 'drained':
       if (o.done) return { state: { ...state, stage: 'volumes', backoffMs: INITIAL_BACKOFF_MS }, action: { kind: 'checkVolumes' }, lastError: null };
-      return backoff(state, now, o.blockers ?? 'waiting for pods to leave');
+      return backoff(state, now, s, o.blockers ?? 'waiting for pods to leave');
     case 'volumes':
       if (o.detached || pastDeadline) return terminateStep({ phase: 'Terminating', instance: state.instance, nodeName: state.nodeName, end: state.end, stage: 'instance' });
-      return backoff(state, now, `waiting for volumes to detach: ${o.attachments.join(', ')}`);
+      return backoff(state, now, s, `waiting for volumes to detach: ${o.attachments.join(', ')}`);
     default:
       // a wake, a resumed run, a cancellation or a late request: carry on with the same stage
       return resumeStep(state, now);
   }
 }
 
-/** Waits before retrying the drain stage, doubling up to 10 s, never past the deadline. */
-function backoff(state: StateOf<'Draining'>, now: number, why: string): Step {
+/**
+ * Waits before retrying the drain stage, never past the deadline. The wait doubles from
+ * 1 s up to Karpenter's 10 s eviction back-off, or up to the resync interval when that is
+ * longer: a drain a PDB holds for days re-polls at the pace the operator chose.
+ */
+function backoff(state: StateOf<'Draining'>, now: number, s: LifecycleSettings, why: string): Step {
   const ms = state.deadline === null || state.stage === 'volumes' ? state.backoffMs : Math.max(1, Math.min(state.backoffMs, state.deadline - now));
-  return { state: { ...state, backoffMs: Math.min(state.backoffMs * 2, MAX_BACKOFF_MS) }, action: { kind: 'wait', ms }, lastError: why };
+  const cap = Math.max(MAX_BACKOFF_MS, s.resyncMs);
+  return { state: { ...state, backoffMs: Math.min(state.backoffMs * 2, cap) }, action: { kind: 'wait', ms }, lastError: why };
 }
 
 function terminating(state: StateOf<'Terminating'>, o: Observation): Step {

@@ -69,7 +69,7 @@ const rows: Row[] = [
   ['a disruption while launched terminates the instance', launched, { kind: 'disruptRequested', reason: 'drift' }, NOW, 'Terminating', { kind: 'terminateInstance' }],
   // Registered
   ['initialized moves to steady state', registered, { kind: 'initialization', initialized: true }, NOW, 'Initialized', { kind: 'wait', ms: 5 * MIN }],
-  ['a Ready node held by a startup taint is waited for', { ...registered, registeredAt: NOW - 10 * 60 * MIN }, { kind: 'initialization', initialized: false, blocker: 'startup taint', ready: { status: 'True' } }, NOW, 'Registered', { kind: 'wait', ms: 5_000 }],
+  ['a Ready node held by a startup taint is waited for', { ...registered, registeredAt: NOW - 10 * 60 * MIN }, { kind: 'initialization', initialized: false, blocker: 'startup taint', ready: { status: 'True' } }, NOW, 'Registered', { kind: 'wait', ms: 15_000 }],
   ['not Ready for less than the initialization timeout: wait', registered, { kind: 'initialization', initialized: false, ready: { status: 'False', since: new Date(NOW - 29 * MIN).toISOString() } }, NOW, 'Registered', { kind: 'wait' }],
   ['not Ready for the initialization timeout: replaced, forcefully', registered, { kind: 'initialization', initialized: false, ready: { status: 'Unknown', since: new Date(NOW - 31 * MIN).toISOString() } }, NOW, 'Draining', { kind: 'beginDrain' }],
   ['no Ready condition at all counts from registration', { ...registered, registeredAt: NOW - 30 * MIN }, { kind: 'initialization', initialized: false, ready: { status: 'Missing' } }, NOW, 'Draining', { kind: 'beginDrain' }],
