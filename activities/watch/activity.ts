@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { z } from 'zod';
-import { nodesNamedBy, type ParsedCsr } from '../../core/nodes/csr';
+import { nodesNamedBy, type ParsedCsr } from '../../core/csr/csr';
 import {
   nodeClaimWorkflowId,
   type ClusterRef,

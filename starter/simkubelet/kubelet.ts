@@ -11,7 +11,7 @@
  * confused machine might, for tests of the approver.
  */
 import { type KubeConfig, type V1Node } from '@kubernetes/client-node';
-import { Signers, nodeUsername, NODES_GROUP } from '../../core/nodes/csr';
+import { Signers, nodeUsername, NODES_GROUP } from '../../core/csr/csr';
 import { assertNever } from '../../core/api/assert';
 import { isConflict } from '../../activities/kube/errors';
 import { kubeClientsFromConfig, type KubeClients } from '../../activities/kube/clients';
