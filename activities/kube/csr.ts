@@ -5,7 +5,7 @@
  * decided again, so a retried activity never flips or duplicates one.
  */
 import { type V1CertificateSigningRequest, type V1CertificateSigningRequestCondition } from '@kubernetes/client-node';
-import { assertNever } from '../../core/api/assert';
+import { assertNever } from '../../core/assert';
 import {
   Signers,
   decideNodeCsrs,
