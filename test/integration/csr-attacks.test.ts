@@ -13,7 +13,7 @@ import {
   submitCsr,
   waitForCertificate,
   type KubeletKey,
-} from '../../starter/simkubelet';
+} from '../../dev/simkubelet';
 import { cn, generateTestKey, name as subjectName, org, pem, signedRequest } from '../unit/csr/csr-builder';
 import { loadStackInfo } from '../support/stack';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';

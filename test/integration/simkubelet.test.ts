@@ -19,7 +19,7 @@ import {
   type ForgedCsrKind,
   type ServiceAccountIdentity,
   type SimulatedInstance,
-} from '../../starter/simkubelet';
+} from '../../dev/simkubelet';
 import { loadStackInfo } from '../support/stack';
 import { aLaunchRequest, startCloudHarness } from '../support/cloud';
 import { eventually } from '../support/eventually';
