@@ -3,6 +3,9 @@
 //    imports from the outer folders.
 //  - workflows/ run in Temporal's deterministic sandbox: no Node built-ins, no I/O
 //    libraries, and only *types* from activities/.
+//  - dev/ (local stack, simulated kubelets, `autonode dev`) is not shipped: the build
+//    (tsconfig.build.json) compiles whatever the shipped folders import, so they import
+//    nothing from dev/.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
@@ -36,7 +39,7 @@ export default tseslint.config(
         paths: nodeBuiltins.map((name) => ({ name, message: 'core/ is pure: no Node built-ins (ARCHITECTURE.md, import rules).' })),
         patterns: [
           { group: ioLibraries, message: 'core/ is pure: no I/O or Temporal libraries.' },
-          { group: outerFolders('workflows', 'activities', 'workers', 'starter', 'test'), message: 'core/ imports only core/.' },
+          { group: outerFolders('workflows', 'activities', 'workers', 'starter', 'dev', 'test'), message: 'core/ imports only core/.' },
         ],
       }],
       'no-restricted-globals': ['error',
@@ -61,7 +64,7 @@ export default tseslint.config(
             group: ['@kubernetes/client-node', '@aws-sdk/*', '@temporalio/worker', '@temporalio/client', '@temporalio/activity', 'pino', 'commander'],
             message: 'Workflow code is deterministic: do I/O in activities.',
           },
-          { group: outerFolders('workers', 'starter', 'test'), message: 'workflows/ import only core/ and activity types.' },
+          { group: outerFolders('workers', 'starter', 'dev', 'test'), message: 'workflows/ import only core/ and activity types.' },
           {
             group: outerFolders('activities'),
             allowTypeImports: true,
@@ -72,6 +75,17 @@ export default tseslint.config(
       'no-restricted-properties': ['error',
         { object: 'Math', property: 'random', message: 'Use workflow-safe ids derived from inputs.' },
       ],
+    },
+  },
+  {
+    files: ['activities/**/*.ts', 'workers/**/*.ts', 'starter/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: outerFolders('dev'), message: 'dev/ is not shipped (tsconfig.build.json): the CLI, workers and activities must not import it.' },
+        ],
+      }],
     },
   },
   {

@@ -6,7 +6,7 @@
  * and ships no EKS parameters, so tests publish the same tree under their own prefix.
  */
 import { z } from 'zod';
-import { assertNever } from './classify';
+import { assertNever } from '../../core/assert';
 
 export const DEFAULT_SSM_PATH_PREFIX = '/aws/service';
 

@@ -4,6 +4,7 @@
  * shape degrades to `unknown` (retried a bounded number of times) instead of crashing.
  */
 import { z } from 'zod';
+import { assertNever } from '../../core/assert';
 
 export type AwsErrorClass =
   | { kind: 'throttled'; code: string; message: string }
@@ -110,8 +111,4 @@ export function missingPermissions(operation: string, awsMessage: string, servic
   // CreateFleet is authorised action by action on what it creates (AWS "Fleet prerequisites").
   if (service === 'ec2' && operation === 'CreateFleet') needed.push('ec2:RunInstances', 'ec2:CreateTags', 'iam:PassRole');
   return needed;
-}
-
-export function assertNever(value: never): never {
-  throw new Error(`unexpected value: ${JSON.stringify(value)}`);
 }

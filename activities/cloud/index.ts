@@ -15,7 +15,6 @@ export {
   type SsmClientFactoryOptions,
   createSsmClientFactory,
   createSsmParameterLookup,
-  ssmEndpointFromEnv,
 } from './ssm';
 export { type AmiAlias, type AliasFamily, type AliasParameter, DEFAULT_SSM_PATH_PREFIX, aliasParameters, parseAmiAlias } from './ami-alias';
 export { type TerminateOutcome } from './instances';

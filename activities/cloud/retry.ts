@@ -17,7 +17,8 @@ import {
   TransientCloudError,
   type CloudError,
 } from './errors';
-import { type AwsErrorClass, classifyAwsError, isRetryableClass, missingPermissions, assertNever } from './classify';
+import { assertNever } from '../../core/assert';
+import { type AwsErrorClass, classifyAwsError, isRetryableClass, missingPermissions } from './classify';
 import { type Clock, type CloudLogger } from './ports';
 
 export interface RetryPolicy {

@@ -57,12 +57,3 @@ export function createSsmClientFactory(options: SsmClientFactoryOptions): (clust
       requestHandler: { requestTimeout: options.requestTimeoutMs ?? 15_000, connectionTimeout: 5_000 },
     });
 }
-
-/**
- * The SSM endpoint an edge (worker, dev starter) should pass: the SDK's own service-specific
- * variable, then the global one. Read once at the edge, per STYLE.md 11; the SDK would read
- * them itself, but then the loopback guard could not see them.
- */
-export function ssmEndpointFromEnv(env: Readonly<Record<string, string | undefined>>): string | undefined {
-  return env.AWS_ENDPOINT_URL_SSM ?? env.AWS_ENDPOINT_URL;
-}

@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { type CloudError, isAuthorizationError, isCloudError } from './errors';
-import { assertNever } from './classify';
+import { assertNever } from '../../core/assert';
 
 export function toApplicationFailure(error: CloudError): ApplicationFailure {
   const details = failureDetails(error);

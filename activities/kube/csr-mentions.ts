@@ -9,7 +9,7 @@
  * Only CN attributes are searched, not the text `system:node:` anywhere: a certificate's
  * user is its CN, and a text search also finds the bytes that follow a name.
  */
-import { nodeNameFromUsername } from '../../core/nodes/csr';
+import { nodeNameFromUsername } from '../../core/csr/csr';
 
 const CN_OID_TLV = Buffer.from('0603550403', 'hex');
 /** Every BEGIN/END line: what lies between two of them may be a block some reader takes. */

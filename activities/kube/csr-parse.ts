@@ -1,5 +1,5 @@
 /**
- * CertificateSigningRequest API object → ParsedCsr (core/nodes/csr.ts). The object is
+ * CertificateSigningRequest API object → ParsedCsr (core/csr/csr.ts). The object is
  * zod-parsed; the PKCS#10 request in spec.request is decoded the way the API server and
  * the kubelet signers decode it (Go's encoding/pem, then crypto/x509), because the
  * certificate is built from THEIR reading: go-pem.ts, der.ts, csr-der.ts and
@@ -7,7 +7,7 @@
  * (issue 10 item 1). A refused request is an InvalidCsrError: never approved.
  */
 import { z } from 'zod';
-import { type ParsedCsr } from '../../core/nodes/csr';
+import { type ParsedCsr } from '../../core/csr/csr';
 import { readCsrDer, type CsrContents } from './csr-der';
 import { nodesMentioned } from './csr-mentions';
 import { isRequestRejectedError } from './csr-reject';

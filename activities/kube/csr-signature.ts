@@ -11,7 +11,7 @@
  * which rules out WebCrypto and so @peculiar/x509's Pkcs10CertificateRequest#verify().
  */
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
-import { assertNever } from '../../core/api/assert';
+import { assertNever } from '../../core/assert';
 import { rejectMalformed, rejectUnlikeKubelet } from './csr-reject';
 import { Tags, children, hex, readOctetAlignedBits, readOid, readOne, readUnsignedInteger, sequenceOf, type Tlv } from './der';
 import { oidName } from './csr-der';

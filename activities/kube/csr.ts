@@ -1,11 +1,11 @@
 /**
  * Kubelet CSR activities against the guest cluster: read a CSR, judge it with the pure
- * policy (core/nodes/csr-policy.ts), write the decision as an Approved/Denied condition and
+ * policy (core/csr/csr-policy.ts), write the decision as an Approved/Denied condition and
  * an Event. Idempotent by CSR name: a CSR that already carries a decision is reported, not
  * decided again, so a retried activity never flips or duplicates one.
  */
 import { type V1CertificateSigningRequest, type V1CertificateSigningRequestCondition } from '@kubernetes/client-node';
-import { assertNever } from '../../core/api/assert';
+import { assertNever } from '../../core/assert';
 import {
   Signers,
   decideNodeCsrs,
@@ -16,7 +16,7 @@ import {
   type ExpectedNode,
   type NodeCsr,
   type ParsedCsr,
-} from '../../core/nodes/csr-policy';
+} from '../../core/csr/csr-policy';
 import { isConflict, isForbidden, isNotFound } from './errors';
 import { type KubeClients } from './clients';
 import { InvalidCsrError, csrState, isInvalidCsrError, parseCsr, type CsrState } from './csr-parse';

@@ -1,4 +1,5 @@
-import { StorageV1Api, type V1Pod } from '@kubernetes/client-node';
+import { StorageV1Api } from '@kubernetes/client-node';
+import { z } from 'zod';
 import { type KubeClients } from './clients';
 import { isNotFound, isTooManyRequests } from './errors';
 
@@ -23,13 +24,32 @@ export interface DrainProgress {
   done: boolean;
 }
 
-const podKey = (p: V1Pod) => `${p.metadata?.namespace}/${p.metadata?.name}`;
-const isDaemonSetPod = (p: V1Pod) => p.metadata?.ownerReferences?.some((o) => o.kind === 'DaemonSet') ?? false;
-const isCritical = (p: V1Pod) => CRITICAL_PRIORITY_CLASSES.has(p.spec?.priorityClassName ?? '');
-const isMirror = (p: V1Pod) => p.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined;
-const isFinished = (p: V1Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+/**
+ * The part of a Pod the drain reads. Every pod the API lists has a name and a namespace;
+ * parsing says so once instead of asserting it at each eviction and deletion, and a pod
+ * without them fails the pass (the activity retries) rather than evicting `undefined`.
+ * Timestamps arrive as Dates from the client's deserializer, as strings from raw JSON.
+ */
+const DrainPodSchema = z.object({
+  metadata: z.object({
+    name: z.string().min(1),
+    namespace: z.string().min(1),
+    annotations: z.record(z.string(), z.string()).nullish(),
+    ownerReferences: z.array(z.object({ kind: z.string() })).nullish(),
+    deletionTimestamp: z.union([z.date(), z.string()]).nullish(),
+  }),
+  spec: z.object({ priorityClassName: z.string().nullish() }).nullish(),
+  status: z.object({ phase: z.string().nullish() }).nullish(),
+});
+type DrainPod = z.infer<typeof DrainPodSchema>;
 
-function tierOf(p: V1Pod): DrainTier {
+const podKey = (p: DrainPod) => `${p.metadata.namespace}/${p.metadata.name}`;
+const isDaemonSetPod = (p: DrainPod) => p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet') ?? false;
+const isCritical = (p: DrainPod) => CRITICAL_PRIORITY_CLASSES.has(p.spec?.priorityClassName ?? '');
+const isMirror = (p: DrainPod) => p.metadata.annotations?.['kubernetes.io/config.mirror'] !== undefined;
+const isFinished = (p: DrainPod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+
+function tierOf(p: DrainPod): DrainTier {
   if (isCritical(p)) return isDaemonSetPod(p) ? 'critical-daemonset' : 'critical';
   return isDaemonSetPod(p) ? 'non-critical-daemonset' : 'non-critical';
 }
@@ -41,16 +61,15 @@ function tierOf(p: V1Pod): DrainTier {
  * everything left is deleted. Only the first tier with pods is evicted in a pass.
  */
 export async function drainPass(kube: KubeClients, nodeName: string, options: { pastDeadline: boolean }): Promise<DrainProgress> {
-  const pods = (await kube.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${nodeName}` })).items.filter(
-    (p) => !isMirror(p) && !isFinished(p),
-  );
+  const listed = await kube.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${nodeName}` });
+  const pods = z.array(DrainPodSchema).parse(listed.items).filter((p) => !isMirror(p) && !isFinished(p));
   const progress: DrainProgress = { remaining: pods.map(podKey).sort(), evicted: [], blockedByPdb: [], doNotDisrupt: [], forceDeleted: [], done: pods.length === 0 };
   if (progress.done) return progress;
 
   if (options.pastDeadline) {
     for (const pod of pods) {
       try {
-        await kube.core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, gracePeriodSeconds: 0 });
+        await kube.core.deleteNamespacedPod({ name: pod.metadata.name, namespace: pod.metadata.namespace, gracePeriodSeconds: 0 });
         progress.forceDeleted.push(podKey(pod));
       } catch (err) {
         if (!isNotFound(err)) throw err;
@@ -62,13 +81,12 @@ export async function drainPass(kube: KubeClients, nodeName: string, options: { 
   const tier = DRAIN_TIERS.find((t) => pods.some((p) => tierOf(p) === t));
   if (tier) progress.tier = tier;
   for (const pod of pods.filter((p) => tierOf(p) === tier)) {
-    if (pod.metadata?.deletionTimestamp) continue; // already going
-    if (pod.metadata?.annotations?.[DO_NOT_DISRUPT_ANNOTATION] === 'true') {
+    if (pod.metadata.deletionTimestamp) continue; // already going
+    if (pod.metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION] === 'true') {
       progress.doNotDisrupt.push(podKey(pod));
       continue;
     }
-    const name = pod.metadata!.name!;
-    const namespace = pod.metadata!.namespace!;
+    const { name, namespace } = pod.metadata;
     try {
       await kube.core.createNamespacedPodEviction({ name, namespace, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } } });
       progress.evicted.push(podKey(pod));

@@ -1,4 +1,4 @@
-import { defaultCsrPolicy } from '../../core/nodes/csr-policy';
+import { defaultCsrPolicy } from '../../core/csr/csr-policy';
 import { type ClusterResolver } from '../cluster';
 import { createCsrActivities } from '../kube/csr';
 import { createEventRecorder } from '../kube/events';

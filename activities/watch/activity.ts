@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { z } from 'zod';
-import { nodesNamedBy, type ParsedCsr } from '../../core/nodes/csr';
+import { nodesNamedBy, type ParsedCsr } from '../../core/csr/csr';
 import {
   nodeClaimWorkflowId,
   type ClusterRef,
@@ -11,6 +11,7 @@ import {
 import { type ClusterResolver } from '../cluster';
 import { InvalidCsrError, csrState, isInvalidCsrError, parseCsr } from '../kube/csr';
 import { listWatch } from '../kube/list-watch';
+import { createGcFailureEventActivities } from './gc-failure-event';
 import { ClusterEventRouter, type WatchAction, type WatchEventType } from './router';
 
 export interface WatchActivityDeps {
@@ -39,9 +40,12 @@ const NodeEventSchema = z.object({
  * The cluster watcher: lists then watches NodeClaims, Nodes and CSRs in one guest cluster
  * and turns transitions into workflow starts and id-only signals. Runs until cancelled;
  * heartbeats its progress so a dead worker is noticed and the activity restarted.
+ * The watch workflow's other Kubernetes activity, the GC failure Event, comes along so it
+ * runs where the watcher does (the control queue).
  */
 export function createWatchActivities(deps: WatchActivityDeps) {
   return {
+    ...createGcFailureEventActivities({ guestFor: async (cluster) => (await deps.resolve(cluster)).guest }),
     async watchCluster(cluster: ClusterRef, taskQueues: TaskQueues): Promise<void> {
       const ctx = Context.current();
       const { guest } = await deps.resolve(cluster);

@@ -78,7 +78,7 @@ export class ClusterEventRouter {
   }
 
   /**
-   * `nodeNames`: every node the CSR names, by any CN or by its requester (core/nodes/csr.ts
+   * `nodeNames`: every node the CSR names, by any CN or by its requester (core/csr/csr.ts
    * nodesNamedBy), also for a request autonode cannot read: each owner reviews it, so
    * nothing naming one of our nodes sits Pending unanswered.
    */

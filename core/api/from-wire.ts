@@ -1,5 +1,5 @@
 import { type z } from 'zod';
-import { AMI_FAMILIES, EC2NodeClassSchema, type AmiFamily, type EC2NodeClass, type EC2NodeClassV1Beta1Wire, type EC2NodeClassV1Wire } from './ec2nodeclass';
+import { EC2NodeClassSchema, type AmiFamily, type EC2NodeClass, type EC2NodeClassV1Beta1Wire, type EC2NodeClassV1Wire } from './ec2nodeclass';
 import { AWS_GROUP, EC2_NODE_CLASS_KIND } from './groups';
 import { formatPath, toValidationIssues, type ConversionWarning, type PathSegment } from './issues';
 import { type Kubelet } from './kubelet';
@@ -217,14 +217,6 @@ const ALIAS_FAMILY: Record<Exclude<AmiFamily, 'Custom'>, string> = {
   Windows2022: 'windows2022',
   Windows2025: 'windows2025',
 };
-
-/** The AMI family a node class resolves to: explicit, or implied by its alias. */
-export function resolvedAmiFamily(nodeClass: EC2NodeClass): AmiFamily | undefined {
-  if (nodeClass.spec.amiFamily !== undefined) return nodeClass.spec.amiFamily;
-  const alias = nodeClass.spec.amiSelectorTerms.find((t) => t.alias !== undefined)?.alias;
-  const family = alias?.slice(0, alias.indexOf('@'));
-  return AMI_FAMILIES.find((f) => f !== 'Custom' && ALIAS_FAMILY[f] === family);
-}
 
 /**
  * AMI terms for a class: its own, or — v1beta1 allowed a bare amiFamily — the family's

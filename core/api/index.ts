@@ -24,7 +24,7 @@ export {
   EC2NodeClassV1WireSchema,
 } from './ec2nodeclass';
 export { type Provisioner, ProvisionerSchema } from './provisioner';
-export { KUBELET_COMPATIBILITY_ANNOTATION, resolvedAmiFamily } from './from-wire';
+export { KUBELET_COMPATIBILITY_ANNOTATION } from './from-wire';
 export { DISCOVERY_PLACEHOLDER, secondsToDuration } from './from-v1alpha5';
 export { type KarpenterObject, type NormaliseResult } from './result';
 export { normaliseDocument } from './normalise';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { assertNever } from './assert';
+import { assertNever } from '../assert';
 import { reportIssue } from './issues';
 import { LABEL_VALUE_PATTERN, restrictedLabelCelRules, restrictedLabelReason } from './labels';
 import { labelKeySchema } from './primitives';

@@ -143,10 +143,3 @@ export function dot(a: Vec, b: Vec): number {
   for (let i = 0; i < a.length; i++) sum += (a[i] ?? 0) * (b[i] ?? 0);
   return sum;
 }
-
-/** The dimensions where used + extra exceeds capacity. */
-export function exceeded(used: Vec, extra: Vec, capacity: Vec): number[] {
-  const out: number[] = [];
-  for (let i = 0; i < capacity.length; i++) if ((used[i] ?? 0) + (extra[i] ?? 0) > (capacity[i] ?? 0)) out.push(i);
-  return out;
-}

@@ -1,6 +1,7 @@
 // The port through which core/ uses a linear-programming solver. core/ stays pure: the
-// caller loads a solver (starter/lp/highs.ts adapts HiGHS, compiled to WebAssembly, whose
-// loading is asynchronous) and passes it in; everything here is synchronous.
+// caller loads a solver (activities/packing/highs.ts adapts HiGHS, compiled to
+// WebAssembly, whose loading is asynchronous) and passes it in; everything here is
+// synchronous.
 
 /** One column: its objective coefficient, bounds and non-zero entries by row index. */
 export interface LpColumn {

@@ -58,7 +58,7 @@ export function podKey(pod: { namespace: string; name: string }): string {
 
 export interface SolveOptions {
   /**
-   * An LP solver (starter/lp/highs.ts) enables the LP guide for new claims (guide.ts);
+   * An LP solver (activities/packing/highs.ts) enables the LP guide for new claims (guide.ts);
    * the guided plan is kept only when it is cheaper. Without one the solve is greedy only.
    */
   readonly linearSolver?: LinearSolver;

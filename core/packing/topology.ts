@@ -174,7 +174,3 @@ function minimum(group: TopologyGroup, universe: readonly string[]): number {
   for (const domain of universe) min = Math.min(min, group.counts.get(domain) ?? 0);
   return min === Infinity ? 0 : min;
 }
-
-export function ownedAntiGroups(topology: ClassTopology): TopologyGroup[] {
-  return topology.own.filter((o) => o.group.kind === 'anti').map((o) => o.group);
-}

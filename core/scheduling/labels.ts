@@ -94,30 +94,3 @@ export const labelAliases: Readonly<Record<string, string>> = {
 export function normalizeLabelKey(key: string): string {
   return labelAliases[key] ?? key;
 }
-
-/** Domains owned by the provisioner: karpenter.sh (core) and karpenter.k8s.aws (AWS). */
-export const restrictedLabelDomains: readonly string[] = ['karpenter.sh', 'karpenter.k8s.aws'];
-/** Set per node by the kubelet, so a NodePool cannot promise it. */
-export const restrictedLabels: ReadonlySet<string> = new Set([LabelKey.hostname]);
-
-function labelDomain(key: string): string | undefined {
-  const slash = key.indexOf('/');
-  return slash < 0 ? undefined : key.slice(0, slash);
-}
-
-/**
- * Why a NodePool may not use this label key in its requirements or template labels, or
- * undefined when it may (core IsRestrictedLabel).
- */
-export function restrictedLabelReason(key: string): string | undefined {
-  const normalized = normalizeLabelKey(key);
-  if (wellKnownLabels.has(normalized)) return undefined;
-  const domain = labelDomain(normalized);
-  const restrictedDomain = restrictedLabelDomains.find(
-    (restricted) => domain !== undefined && (domain === restricted || domain.endsWith(`.${restricted}`)),
-  );
-  if (restrictedDomain !== undefined || restrictedLabels.has(normalized)) {
-    return `label ${key} is restricted: it might interfere with the provisioner; use a well-known label or a custom label outside the domains ${restrictedLabelDomains.join(', ')}`;
-  }
-  return undefined;
-}

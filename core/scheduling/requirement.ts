@@ -12,6 +12,8 @@
 // Karpenter's single struct (complement flag + bounds) conflates "Exists ∩ DoesNotExist"
 // with "DoesNotExist" and needs operator special cases in its compatibility check.
 
+import { assertNever } from '../assert';
+
 export type NodeSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt' | 'Gte' | 'Lte';
 export const nodeSelectorOperators: readonly NodeSelectorOperator[] = ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte'];
 
@@ -45,10 +47,6 @@ export type RequirementKind = Requirement['kind'];
 export type RequirementParseResult =
   | { readonly ok: true; readonly requirement: Requirement }
   | { readonly ok: false; readonly reason: string };
-
-function assertNever(value: never): never {
-  throw new Error(`unexpected value: ${JSON.stringify(value)}`);
-}
 
 function sortedUnique(values: readonly string[]): readonly string[] {
   // Code-unit order, not locale order: the same on every machine.

@@ -1,7 +1,7 @@
 import { type Command } from 'commander';
 import { stringify } from 'yaml';
 import { formatIssue, formatWarning, moveKubeletIntoNodeClasses, toManifest, type KarpenterObject } from '../../core/api';
-import { assertNever } from '../../core/api/assert';
+import { assertNever } from '../../core/assert';
 import { collectFile, describeDocument, readDocuments, readFileOrStdin, type ReadText } from './manifests';
 
 export interface ConvertIo {

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { type Command } from 'commander';
 import { z } from 'zod';
 import { solve, type LinearSolver, type Plan } from '../../core/packing';
-import { loadLinearSolver } from '../lp/highs';
+import { loadLinearSolver } from '../../activities/packing/highs';
 import { assemblePlanInput, type ManifestFile } from '../../core/workloads/assemble';
 
 const NO_FILE = 'give at least one manifest file with -f';

@@ -1,6 +1,6 @@
 import { type Command } from 'commander';
 import { formatIssue, formatWarning } from '../../core/api';
-import { assertNever } from '../../core/api/assert';
+import { assertNever } from '../../core/assert';
 import { collectFile, describeDocument, readDocuments, readFileOrStdin, type ReadText } from './manifests';
 
 export interface ValidateIo {

@@ -21,7 +21,7 @@ import { karpenterLoop } from '../../core/packing/baseline/karpenter-loop';
 import { fluidBound, lowerBound } from '../../core/packing/bound';
 import { configurationBound } from '../../core/packing/configuration-bound';
 import type { LinearSolver } from '../../core/packing/linear-program';
-import { loadLinearSolver } from '../../starter/lp/highs';
+import { loadLinearSolver } from '../../activities/packing/highs';
 import { awsRealistic, existingNodes, karpenterMix, manyPools, topologyHeavy } from './generators';
 
 const scenarios: Record<string, () => PackingInput> = {

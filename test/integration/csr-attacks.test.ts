@@ -2,7 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { kubeClientsFromConfig, type KubeClients } from '../../activities/kube/clients';
 import { csrState } from '../../activities/kube/csr';
 import { EXPECTED_NODE_NAME_ANNOTATION, type NodeClaimResult } from '../../core/lifecycle';
-import { NODES_GROUP, Signers, nodeUsername } from '../../core/nodes/csr';
+import { NODES_GROUP, Signers, nodeUsername } from '../../core/csr/csr';
 import {
   bootstrapIdentitySource,
   certificateKubeConfig,
@@ -13,8 +13,8 @@ import {
   submitCsr,
   waitForCertificate,
   type KubeletKey,
-} from '../../starter/simkubelet';
-import { cn, generateTestKey, name as subjectName, org, pem, signedRequest } from '../unit/nodes/csr-builder';
+} from '../../dev/simkubelet';
+import { cn, generateTestKey, name as subjectName, org, pem, signedRequest } from '../unit/csr/csr-builder';
 import { loadStackInfo } from '../support/stack';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
 

@@ -4,7 +4,7 @@ import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activitie
 import { createCsrActivities, csrState, type CsrActivities } from '../../activities/kube/csr';
 import { createEventRecorder, EVENT_SOURCE_COMPONENT } from '../../activities/kube/events';
 import { isForbidden } from '../../activities/kube/errors';
-import { defaultCsrPolicy, type CsrCheck, type ExpectedNode } from '../../core/nodes/csr-policy';
+import { defaultCsrPolicy, type CsrCheck, type ExpectedNode } from '../../core/csr/csr-policy';
 import {
   FOREIGN_IP,
   SimulatedKubelet,
@@ -19,7 +19,7 @@ import {
   type ForgedCsrKind,
   type ServiceAccountIdentity,
   type SimulatedInstance,
-} from '../../starter/simkubelet';
+} from '../../dev/simkubelet';
 import { loadStackInfo } from '../support/stack';
 import { aLaunchRequest, startCloudHarness } from '../support/cloud';
 import { eventually } from '../support/eventually';

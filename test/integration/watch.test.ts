@@ -2,6 +2,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeClaimWorkflowId, type NodeClaimResult, type NodeClaimStatusView } from '../../core/lifecycle';
+import { GC_FAILED_REASON } from '../../activities/watch/gc-failure-event';
 import { watchWorkflowId, type WatchStatus } from '../../workflows/watch';
 import { aLaunchRequest } from '../support/cloud';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
@@ -70,6 +71,57 @@ describe('cluster watch workflow (real guest API server)', () => {
     if (process.env.AUTONODE_RECORD_HISTORY) {
       // refreshes the history test/unit/replay.test.ts replays (see nodeclaim-lifecycle.test.ts)
       writeFileSync(join(__dirname, '..', 'fixtures', 'histories', 'watch-with-gc.json'), historyToJSON(await watch.fetchHistory()));
+    }
+  });
+
+  it('shows failed GC rounds in its status and writes one Warning Event per run of failures', async () => {
+    const cluster = { name: lh.h.cluster.name, region: lh.h.cluster.region };
+    const gcEvents = async () =>
+      (await lh.guest.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `reason=${GC_FAILED_REASON}` })).items.filter((e) =>
+        e.message?.includes(`cluster ${cluster.name} `),
+      );
+    // GC lists the cluster's instances first: refuse that, as an IAM policy missing the permission would.
+    lh.h.proxy.inject({ kind: 'unauthorized', action: 'DescribeInstances', times: 100_000 });
+    const watch = await lh.t.client.workflow.start('watchWorkflow', {
+      taskQueue: lh.taskQueues.control,
+      workflowId: `${watchWorkflowId(cluster.name)}-gc-failures`,
+      args: [{ cluster, taskQueues: lh.taskQueues, gcInterval: '1s', gcMinAge: '1s' }],
+    });
+    try {
+      const failing = await eventually('three GC rounds in a row to fail', async () => {
+        const s = await watch.query<WatchStatus>('status');
+        return (s.lastGcError?.consecutiveFailures ?? 0) >= 3 ? s : undefined;
+      });
+      expect(failing.lastGcError).toEqual(expect.objectContaining({ warningEventRecorded: true }));
+      expect(failing.lastGcError?.message).toMatch(/DescribeInstances/);
+      const events = await gcEvents();
+      expect(events).toHaveLength(1);
+      expect(events[0]).toEqual(expect.objectContaining({
+        type: 'Warning',
+        count: 1,
+        involvedObject: expect.objectContaining({ kind: 'Namespace', name: 'default' }),
+        source: expect.objectContaining({ component: 'karpenter' }),
+      }));
+      expect(events[0]?.message).toMatch(/DescribeInstances/);
+    } finally {
+      lh.h.proxy.reset();
+    }
+
+    const recovered = await eventually('GC to work again', async () => {
+      const s = await watch.query<WatchStatus>('status');
+      return s.lastGcError?.consecutiveFailures === 0 ? s : undefined;
+    });
+    // the error stays visible, older than the round that worked
+    expect(recovered.lastGcError?.message).toMatch(/DescribeInstances/);
+    expect(Date.parse(recovered.lastGc?.at ?? '')).toBeGreaterThan(Date.parse(recovered.lastGcError?.at ?? ''));
+    expect((await gcEvents()).map((e) => e.count)).toEqual([1]);
+
+    await watch.cancel();
+    await expect(watch.result()).resolves.toBeUndefined();
+    if (process.env.AUTONODE_RECORD_HISTORY) {
+      // the patched('surface-gc-failures') path; watch-gc-failures-before-patch.json is the
+      // same scenario recorded once from the code before the patch (not refreshable)
+      writeFileSync(join(__dirname, '..', 'fixtures', 'histories', 'watch-gc-failures.json'), historyToJSON(await watch.fetchHistory()));
     }
   });
 });

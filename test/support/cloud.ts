@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
-import { createClusterNetwork } from '../../starter/dev/ec2-fixtures';
+import { createClusterNetwork } from '../../dev/autonode/ec2-fixtures';
 import { loadStackInfo } from './stack';
 import { startEc2FaultProxy, type Ec2FaultProxy } from './ec2-fault-proxy';
 import {

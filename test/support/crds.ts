@@ -1,1 +1,1 @@
-export { installCrds } from '../../starter/dev/crds';
+export { installCrds } from '../../dev/autonode/crds';

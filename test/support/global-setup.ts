@@ -1,7 +1,7 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startStack, type LocalStack } from '../../starter/stack/launcher';
+import { startStack, type LocalStack } from '../../dev/stack/launcher';
 
 export const CONTINUE_AS_NEW_SUGGESTED_AT = 150;
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { StackInfoSchema, type StackInfo } from '../../starter/stack/types';
+import { StackInfoSchema, type StackInfo } from '../../dev/stack/types';
 
 /**
  * The running local stack, as the integration global setup wrote it. Integration tests

@@ -2,7 +2,7 @@
 // signing requests: exactly their calls (k8s.io/kubernetes pkg/apis/certificates
 // ParseCSR, then the signer's x509.ParseCertificateRequest and CheckSignature), with this
 // toolchain's encoding/pem and crypto/x509. autonode's differential and property tests
-// (test/unit/nodes/csr-*.test.ts) compare their own reading with this one.
+// (test/unit/csr/csr-*.test.ts) compare their own reading with this one.
 //
 // Usage:
 //

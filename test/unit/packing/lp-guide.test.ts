@@ -1,11 +1,12 @@
-// The LP parts of the packing core, on HiGHS (starter/lp/highs.ts): the configuration-LP
-// bound never exceeds the optimum (brute force on tiny inputs) and is strictly stronger
-// than the assignment-LP bound where pods are indivisible; the LP-guided solve passes the
-// independent checker, is deterministic, and never costs more than the greedy solve.
+// The LP parts of the packing core, on HiGHS (activities/packing/highs.ts): the
+// configuration-LP bound never exceeds the optimum (brute force on tiny inputs) and is
+// strictly stronger than the assignment-LP bound where pods are indivisible; the LP-guided
+// solve passes the independent checker, is deterministic, and never costs more than the
+// greedy solve.
 import { solve, type LinearSolver } from '../../../core/packing';
 import { lowerBound } from '../../../core/packing/bound';
 import { configurationBound } from '../../../core/packing/configuration-bound';
-import { loadLinearSolver } from '../../../starter/lp/highs';
+import { loadLinearSolver } from '../../../activities/packing/highs';
 import { awsRealistic } from '../../bench/generators';
 import { aNodePool, anInput, anInstanceType, aPod } from './builders';
 import { checkPlan } from './checker';

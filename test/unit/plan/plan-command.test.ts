@@ -6,7 +6,7 @@ import type { LinearSolver } from '../../../core/packing';
 import { assemblePlanInput } from '../../../core/workloads/assemble';
 import { catalogInstanceTypes } from '../../../core/instancetypes';
 import { runPlan } from '../../../starter/commands/plan';
-import { loadLinearSolver } from '../../../starter/lp/highs';
+import { loadLinearSolver } from '../../../activities/packing/highs';
 import { awsRealistic } from '../../bench/generators';
 import {
   DOCUMENT_KEYS, NODECLAIM_KEYS, NOW, collectPods, daemonSet, ec2NodeClassV1, expectEachPendingPodOnce, job, node, nodeClaimV1,

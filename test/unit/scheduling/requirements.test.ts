@@ -1,4 +1,4 @@
-import { normalizeLabelKey, restrictedLabelReason } from '../../../core/scheduling/labels';
+import { normalizeLabelKey } from '../../../core/scheduling/labels';
 import type { NodeSelectorRequirementInput } from '../../../core/scheduling/requirement';
 import {
   compatible, getRequirement, hasRequirement, intersectRequirements, labelsSatisfy, parseRequirements, requirements,
@@ -91,21 +91,5 @@ describe('requirements', () => {
   it('reports the first invalid requirement', () => {
     expect(parseRequirements([{ key: arch, operator: 'In', values: ['amd64'] }, { key: 'x', operator: 'Gt', values: ['a'] }]))
       .toEqual({ ok: false, reason: 'requirement x Gt needs an integer value, got "a"' });
-  });
-
-  it.each([
-    ['karpenter.sh/nodepool', false],
-    ['karpenter.sh/capacity-type', false],
-    ['karpenter.sh/custom', true],
-    ['sub.karpenter.sh/custom', true],
-    ['karpenter.k8s.aws/instance-family', false],
-    ['karpenter.k8s.aws/anything-else', true],
-    ['kubernetes.io/hostname', true],
-    ['kubernetes.io/arch', false],
-    ['beta.kubernetes.io/arch', false],
-    ['example.com/team', false],
-    ['notkarpenter.sh/x', false],
-  ])('label %s restricted: %s', (labelKey, restricted) => {
-    expect(restrictedLabelReason(labelKey) !== undefined).toBe(restricted);
   });
 });

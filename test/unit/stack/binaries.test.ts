@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveBinaries, stackVersions } from '../../../starter/stack/binaries';
+import { resolveBinaries, stackVersions } from '../../../dev/stack/binaries';
 
 function fakeAssets(names: string[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'autonode-assets-'));

@@ -1,5 +1,5 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { createCertificateAuthority, issueCertificate } from '../../../starter/stack/certs';
+import { createCertificateAuthority, issueCertificate } from '../../../dev/stack/certs';
 
 describe('local stack certificates', () => {
   it('issues a serving certificate that verifies against its CA and names localhost and 127.0.0.1', async () => {

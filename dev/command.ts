@@ -1,6 +1,6 @@
 import { type Command } from 'commander';
-import { startDevAutonode, type DevAutonode } from '../dev/environment';
-import { startStack, type LocalStack } from '../stack/launcher';
+import { startDevAutonode, type DevAutonode } from './autonode/environment';
+import { startStack, type LocalStack } from './stack/launcher';
 
 /**
  * `autonode dev`: the whole local stack on 127.0.0.1 (what `npm start` runs). Prints where

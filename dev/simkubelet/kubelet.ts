@@ -11,8 +11,8 @@
  * confused machine might, for tests of the approver.
  */
 import { type KubeConfig, type V1Node } from '@kubernetes/client-node';
-import { Signers, nodeUsername, NODES_GROUP } from '../../core/nodes/csr';
-import { assertNever } from '../../core/api/assert';
+import { Signers, nodeUsername, NODES_GROUP } from '../../core/csr/csr';
+import { assertNever } from '../../core/assert';
 import { isConflict } from '../../activities/kube/errors';
 import { kubeClientsFromConfig, type KubeClients } from '../../activities/kube/clients';
 import { certificateKubeConfig, type ClusterAccess } from './identity';

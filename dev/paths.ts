@@ -5,7 +5,7 @@ let root: string | undefined;
 
 /**
  * The project's root (where package.json, k8s/ and scripts/ are), found by walking up from
- * this file — the same from the TypeScript sources and from the compiled `dist/`.
+ * this file. dev/ runs from source only (it is not in the `dist/` build).
  */
 export function projectRoot(): string {
   if (root) return root;

@@ -1,6 +1,6 @@
 /**
  * The corpus the CSR differential test feeds to autonode and to Go (test/go/csrparse):
- * real requests made by @peculiar/x509 (as starter/simkubelet/pki.ts makes them) for every
+ * real requests made by @peculiar/x509 (as dev/simkubelet/pki.ts makes them) for every
  * key type, hand-crafted attacks named after what they attack, and seeded random
  * mutations of both. Deterministic in shape: keys are fresh each run (WebCrypto), every
  * choice comes from a seeded PRNG. Each entry says what autonode must do on its own

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { InvalidCsrError, decodeCertificateRequest, parseCsr, type CertificateRequest } from '../../../activities/kube/csr-parse';
-import { type ParsedCsr } from '../../../core/nodes/csr';
+import { type ParsedCsr } from '../../../core/csr/csr';
 import { buildCorpus, csrObject, generateCorpusKeys, type CorpusEntry } from './csr-corpus';
 import { goKubeletRequests, goRead, goSigns, type GoVerdict } from './go-csrparse';
 

@@ -8,7 +8,7 @@
  * (by CN `system:node:<name>`, or for a serving CSR by its requester); the evaluation is
  * a function of the three values.
  */
-import { assertNever } from '../api/assert';
+import { assertNever } from '../assert';
 import {
   NODES_GROUP,
   Signers,

@@ -1,4 +1,4 @@
-import { decideNodeCsrs, evaluateCsr, type CsrCheck, type NodeCsr, type CsrDecision, type ExpectedNode, type ParsedCsr } from '../../../core/nodes/csr-policy';
+import { decideNodeCsrs, evaluateCsr, type CsrCheck, type NodeCsr, type CsrDecision, type ExpectedNode, type ParsedCsr } from '../../../core/csr/csr-policy';
 import { aClientCsr, aPolicy, aServingCsr, anExpectedNode, launchedAt, nodeName } from './builders';
 
 const registered = anExpectedNode({ registered: true });

@@ -1,4 +1,4 @@
-import { defaultCsrPolicy, Signers, type CsrPolicy, type ExpectedNode, type ParsedCsr } from '../../../core/nodes/csr-policy';
+import { defaultCsrPolicy, Signers, type CsrPolicy, type ExpectedNode, type ParsedCsr } from '../../../core/csr/csr-policy';
 
 export const nodeName = 'ip-10-0-1-5.ec2.internal';
 export const launchedAt = Date.parse('2026-05-01T10:00:00Z');

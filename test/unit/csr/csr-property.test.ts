@@ -8,7 +8,7 @@
  */
 import { mulberry32 } from '../../support/random';
 import { InvalidCsrError, parseCsr } from '../../../activities/kube/csr-parse';
-import { Signers, evaluateCsr, type CsrDecision, type ExpectedNode } from '../../../core/nodes/csr-policy';
+import { Signers, evaluateCsr, type CsrDecision, type ExpectedNode } from '../../../core/csr/csr-policy';
 import { aPolicy, anExpectedNode, bootstrapper, nodeName } from './builders';
 import { GeneralNames as GN, Strings, cn, name, org, pem, signedRequest } from './csr-builder';
 import {

@@ -1,6 +1,6 @@
 import { type V1CertificateSigningRequest } from '@kubernetes/client-node';
 import { InvalidCsrError, csrState, parseCsr } from '../../../activities/kube/csr-parse';
-import { createCsrPem, generateKubeletKey, type CsrSubject } from '../../../starter/simkubelet/pki';
+import { createCsrPem, generateKubeletKey, type CsrSubject } from '../../../dev/simkubelet/pki';
 import { bootstrapper as bootstrapperUser, nodeName } from './builders';
 import {
   GeneralNames as GN,
