@@ -27,10 +27,6 @@ export function setCondition(conditions: readonly Condition[], update: Condition
   return [...conditions.filter((c) => c.type !== update.type), next].sort((a, b) => a.type.localeCompare(b.type));
 }
 
-export function conditionIsTrue(conditions: readonly Condition[] | undefined, type: string): boolean {
-  return conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
-}
-
 /** The conditions that make up a NodeClaim's root `Ready` condition (as Karpenter's do). */
 export const READY_DEPENDENTS = ['Launched', 'Registered', 'Initialized'] as const;
 

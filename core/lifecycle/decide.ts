@@ -1,4 +1,4 @@
-import { assertNever } from '../api/assert';
+import { assertNever } from '../assert';
 import { describeEnd, isAbnormalEnd, type EndReason } from './end';
 import { exhaustedOfferings, type ActivityFailureInfo } from './failures';
 import { type LifecycleSettings, type LifecycleState, type Observation, type StateOf, type Step } from './state';

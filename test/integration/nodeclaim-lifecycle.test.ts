@@ -88,6 +88,7 @@ describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto +
     if (process.env.AUTONODE_RECORD_HISTORY) {
       // Refreshes the committed history that test/unit/replay.test.ts replays: run this test
       // with AUTONODE_RECORD_HISTORY=1 after a deliberate, patched() change to the workflow.
+      // (nodeclaim-v1-*.json are runs of the first shape, kept to replay through its frozen code.)
       const history = await handle.fetchHistory();
       writeFileSync(join(__dirname, '..', 'fixtures', 'histories', 'nodeclaim-happy-path.json'), historyToJSON(history));
     }

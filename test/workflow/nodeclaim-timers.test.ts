@@ -94,6 +94,24 @@ function deleteAfter(now: number): boolean {
   return now - firstSeen >= HOUR;
 }
 
+describe('runs of the first lifecycle shape', () => {
+  it('a v1 run continuing as new from steady state carries on in the v2 shape, without a second launch', async () => {
+    // what workflows/legacy/nodeclaim-v1.ts hands to continue-as-new from its steady state
+    const v1State = { phase: 'Initialized', instance, nodeName: 'ip-10-0-0-7.ec2.internal', nodePool: 'default', timings: { Initialized: '2026-01-01T00:00:00Z' } };
+    const { result, calls } = await h.run({ claim: (now) => ({ exists: true, deleting: deleteAfter3(now) }) }, { timeouts: slow }, v1State);
+    expect(result.end).toEqual({ kind: 'deleted', by: 'nodeclaim' });
+    expect(named(calls, 'launchClaimInstance')).toHaveLength(0);
+    expect(named(calls, 'prepareClaim')).toHaveLength(0);
+    expect(named(calls, 'terminateClaimInstance')).toEqual([expect.objectContaining({ input: expect.objectContaining({ providerId: instance.providerId }) })]);
+  });
+});
+
+let firstSeen3: number | undefined;
+function deleteAfter3(now: number): boolean {
+  firstSeen3 ??= now;
+  return now - firstSeen3 >= HOUR;
+}
+
 describe('every wait is bounded in history (days of workflow time)', () => {
   const maxHistoryEvents = 200;
   // one wait round adds at most this many events after the check that continues as new

@@ -130,7 +130,7 @@ export function scriptedActivities(script: Script, calls: Call[]) {
 export interface TimeSkippingHarness {
   env: TestWorkflowEnvironment;
   /** runs one nodeclaim workflow to its end against the script; returns its result, the calls, and every run's history length */
-  run(script: Script, input?: Partial<NodeClaimWorkflowInput>, during?: (handle: { workflowId: string }) => Promise<void>): Promise<{ result: NodeClaimResult; calls: Call[]; historyLengths: number[] }>;
+  run(script: Script, input?: Partial<NodeClaimWorkflowInput>, resume?: unknown): Promise<{ result: NodeClaimResult; calls: Call[]; historyLengths: number[] }>;
   close(): Promise<void>;
 }
 
@@ -151,7 +151,7 @@ export async function startTimeSkipping(): Promise<TimeSkippingHarness> {
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
   return {
     env,
-    async run(script, input = {}, during) {
+    async run(script, input = {}, resume) {
       const id = `ts-${++counter}`;
       const taskQueues = { control: `control-${id}`, cloud: `cloud-${id}` };
       const calls: Call[] = [];
@@ -166,8 +166,7 @@ export async function startTimeSkipping(): Promise<TimeSkippingHarness> {
         ...input,
       };
       const work = (async () => {
-        const handle = await env.client.workflow.start('nodeClaimWorkflow', { taskQueue: taskQueues.control, workflowId, args: [args] });
-        if (during) await during({ workflowId });
+        const handle = await env.client.workflow.start('nodeClaimWorkflow', { taskQueue: taskQueues.control, workflowId, args: resume === undefined ? [args] : [args, resume] });
         // result() follows the continue-as-new chain to its end
         const result = (await handle.result()) as NodeClaimResult;
         const runIds = [...new Set(calls.map((c) => c.runId))];

@@ -122,15 +122,18 @@ describe('the NodeClaim lifecycle, as a transition table', () => {
     expect(without).toEqual(expect.objectContaining({ phase: 'Draining', deadline: null }));
   });
 
-  it('doubles the drain back-off up to 10 s', () => {
+  it.each([
+    ['Karpenter\'s 10 s', 5_000, [1_000, 2_000, 4_000, 8_000, 10_000, 10_000]],
+    ['the resync interval when longer', 15_000, [1_000, 2_000, 4_000, 8_000, 15_000, 15_000]],
+  ])('doubles the drain back-off up to %s', (_name, resyncMs, expected) => {
     let state: LifecycleState = draining();
     const waits: number[] = [];
     for (let i = 0; i < 6; i++) {
-      const step = decide(state, { kind: 'drained', done: false }, NOW, settings);
+      const step = decide(state, { kind: 'drained', done: false }, NOW, { ...settings, resyncMs });
       if (step.action.kind === 'wait') waits.push(step.action.ms);
       state = step.state;
     }
-    expect(waits).toEqual([1_000, 2_000, 4_000, 8_000, 10_000, 10_000]);
+    expect(waits).toEqual(expected);
   });
 
   it('keeps the exhausted offerings of an insufficient-capacity launch in the ending', () => {
