@@ -1,7 +1,7 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { type Condition } from '../../core/api';
-import { conditionSchema } from '../../core/api/primitives';
+import { StoredNodeClaimSchema, type StoredNodeClaim } from '../../core/api/nodeclaim';
 import { setCondition, withReadyCondition, type ConditionUpdate } from '../../core/lifecycle';
 import { type KubeClients } from './clients';
 import { isNotFound } from './errors';
@@ -11,51 +11,8 @@ const version = 'v1';
 const plural = 'nodeclaims';
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-const requirementSchema = z.object({
-  key: z.string(),
-  operator: z.string(),
-  values: z.array(z.string()).optional(),
-  minValues: z.number().int().optional(),
-});
-const taintSchema = z.object({ key: z.string(), value: z.string().optional(), effect: z.string() });
+export { StoredNodeClaimSchema, type StoredNodeClaim };
 
-/**
- * A NodeClaim as the API server returns it, read leniently: the CRD schema already
- * validated the spec, and fields this code does not use must not make it fail.
- */
-export const StoredNodeClaimSchema = z.object({
-  metadata: z.object({
-    name: z.string(),
-    uid: z.string(),
-    resourceVersion: z.string(),
-    generation: z.number().int().optional(),
-    creationTimestamp: z.string().optional(),
-    deletionTimestamp: z.string().optional(),
-    finalizers: z.array(z.string()).optional(),
-    labels: z.record(z.string(), z.string()).optional(),
-    annotations: z.record(z.string(), z.string()).optional(),
-  }),
-  spec: z.object({
-    requirements: z.array(requirementSchema).default([]),
-    taints: z.array(taintSchema).optional(),
-    startupTaints: z.array(taintSchema).optional(),
-    nodeClassRef: z.object({ name: z.string(), group: z.string().optional(), kind: z.string().optional() }),
-    expireAfter: z.string().optional(),
-    terminationGracePeriod: z.string().optional(),
-    resources: z.object({ requests: z.record(z.string(), z.union([z.string(), z.number()])).optional() }).optional(),
-  }),
-  status: z
-    .object({
-      nodeName: z.string().optional(),
-      providerID: z.string().optional(),
-      imageID: z.string().optional(),
-      capacity: z.record(z.string(), z.string()).optional(),
-      allocatable: z.record(z.string(), z.string()).optional(),
-      conditions: z.array(conditionSchema).optional(),
-    })
-    .optional(),
-});
-export type StoredNodeClaim = z.infer<typeof StoredNodeClaimSchema>;
 
 export interface NodeClaimStatusPatch {
   providerID?: string;

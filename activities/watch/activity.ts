@@ -8,6 +8,7 @@ import {
   type NodeClaimWorkflowInput,
   type TaskQueues,
 } from '../../core/lifecycle';
+import { StoredNodeClaimSchema } from '../../core/api/nodeclaim';
 import { type ClusterResolver } from '../cluster';
 import { InvalidCsrError, csrState, isInvalidCsrError, parseCsr } from '../kube/csr';
 import { listWatch } from '../kube/list-watch';
@@ -29,7 +30,6 @@ const MetaSchema = z.object({
   deletionTimestamp: z.unknown().optional(),
   annotations: z.record(z.string(), z.string()).optional().nullable(),
 });
-const NodeClaimEventSchema = z.object({ metadata: MetaSchema, status: z.object({ providerID: z.string().optional() }).passthrough().optional() });
 const NodeEventSchema = z.object({
   metadata: MetaSchema,
   spec: z.object({ providerID: z.string().optional(), taints: z.array(z.object({ key: z.string(), effect: z.string() })).optional().nullable() }).optional(),
@@ -93,12 +93,12 @@ export function createWatchActivities(deps: WatchActivityDeps) {
             onProgress: (rv) => (progress.nodeclaims = rv),
             onRelist: (names) => act(router.reconcileClaims(names)),
             onEvent: async ({ type, object }) => {
-              const claim = NodeClaimEventSchema.parse(object);
+              const claim = StoredNodeClaimSchema.parse(object);
               await act(
                 router.onNodeClaim(eventType(type), {
                   name: claim.metadata.name,
-                  uid: claim.metadata.uid ?? '',
-                  deleting: claim.metadata.deletionTimestamp !== undefined && claim.metadata.deletionTimestamp !== null,
+                  uid: claim.metadata.uid,
+                  deleting: claim.metadata.deletionTimestamp !== undefined,
                   ...(claim.status?.providerID ? { providerID: claim.status.providerID } : {}),
                   ...(claim.metadata.annotations ? { annotations: claim.metadata.annotations } : {}),
                 }),
