@@ -28,6 +28,7 @@ import {
   signalNames,
   type Action,
   type ActivityFailureInfo,
+  type FailureType,
   type LifecycleSettings,
   type LifecycleState,
   type NodeClaimResult,
@@ -181,7 +182,7 @@ class LifecycleDriver {
           if (this.state.phase !== 'Terminated') throw new Error(`finish outside Terminated (${this.state.phase})`);
           return { nodeClaim: this.input.nodeClaim.name, end: this.state.end, ...(this.state.instance ? { instance: this.state.instance } : {}) };
         case 'fail':
-          throw ApplicationFailure.nonRetryable(action.message, 'LifecycleFailed');
+          throw ApplicationFailure.nonRetryable(action.message, 'LifecycleFailed' satisfies FailureType);
         case 'restart':
           return await continueAsNew<typeof nodeClaimWorkflow>({ ...this.rawInput, nodeClaim: { name: this.input.nodeClaim.name, uid: action.uid } });
         case 'wait':

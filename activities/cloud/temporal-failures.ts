@@ -4,13 +4,14 @@
  * exhausted offerings travel as details so the provisioner can remember them.
  */
 import { ApplicationFailure } from '@temporalio/common';
+import { type FailureType } from '../../core/lifecycle';
 import { type CloudError, isAuthorizationError, isCloudError } from './errors';
 import { assertNever } from '../../core/assert';
 
 export function toApplicationFailure(error: CloudError): ApplicationFailure {
   const details = failureDetails(error);
   return ApplicationFailure.create({
-    type: error.kind,
+    type: error.kind satisfies FailureType,
     message: error.message,
     nonRetryable: !error.retryable,
     details: [details],

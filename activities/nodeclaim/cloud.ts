@@ -1,8 +1,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import { EXPECTED_NODE_NAME_ANNOTATION, launchOptionsForClaim, type ClusterRef, type FailureType, type LaunchedInstance } from '../../core/lifecycle';
+import { EXPECTED_NODE_NAME_ANNOTATION, launchOptionsForClaim, type ClusterRef, type LaunchedInstance } from '../../core/lifecycle';
 import { NodeClassInputSchema, isInsufficientCapacityError, pickAmi, withCloudFailures, type CloudInstance, type SubnetChoice } from '../cloud';
 import { type ClusterResolver } from '../cluster';
+import { failWith } from '../failures';
 import { isNotFound } from '../kube/errors';
 import { createEventRecorder } from '../kube/events';
 import { NodeClaimStore } from '../kube/nodeclaims';
@@ -15,15 +16,11 @@ export interface NodeClaimCloudDeps {
   now?: () => Date;
 }
 
-const gone: FailureType = 'NodeClaimGone';
-const notReady: FailureType = 'NodeClassNotReady';
-const invalid: FailureType = 'Invalid';
 
 function launched(instance: CloudInstance): LaunchedInstance {
   if (!instance.privateDnsName) {
     // A kubelet registers under its private DNS name; without one nothing can be approved.
-    const notYet: FailureType = 'InstanceNotReady';
-    throw ApplicationFailure.retryable(`instance ${instance.instanceId} has no private DNS name yet`, notYet);
+    throw failWith.retryable('InstanceNotReady', `instance ${instance.instanceId} has no private DNS name yet`);
   }
   return {
     providerId: instance.providerId,
@@ -60,7 +57,7 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
   };
   const mustGet = async (claims: NodeClaimStore, name: string) => {
     const claim = await claims.get(name);
-    if (!claim) throw ApplicationFailure.nonRetryable(`NodeClaim ${name} no longer exists`, gone);
+    if (!claim) throw failWith.permanent('NodeClaimGone', `NodeClaim ${name} no longer exists`);
     return claim;
   };
 
@@ -108,7 +105,7 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
         // Launching with some other class than the one named would be a guess: end the claim
         // (its Warning Event says why) instead.
         await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'UnsupportedNodeClass', message: unsupported }] }, now().toISOString());
-        throw ApplicationFailure.nonRetryable(unsupported, invalid);
+        throw failWith.permanent('Invalid', unsupported);
       }
       const nodeClassName = ref.name;
       /**
@@ -119,8 +116,8 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
       const nodeClassNotReady = async (reason: string, message: string): Promise<never> => {
         await claims.patchStatus(claim, { conditions: [{ type: 'NodeClassReady', status: 'False', reason, message }, { type: 'Launched', status: 'False', reason: 'NodeClassNotReady', message }] }, now().toISOString());
         await event({ involvedObject: nodeClaimRef(claim), type: 'Warning', reason: 'NodeClassNotReady', message });
-        if (claim.metadata.deletionTimestamp) throw ApplicationFailure.nonRetryable(`NodeClaim ${name} is being deleted; not launching`, gone);
-        throw ApplicationFailure.retryable(message, notReady);
+        if (claim.metadata.deletionTimestamp) throw failWith.permanent('NodeClaimGone', `NodeClaim ${name} is being deleted; not launching`);
+        throw failWith.retryable('NodeClassNotReady', message);
       };
       let rawClass: unknown;
       try {
@@ -145,7 +142,7 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
       const options = launchOptionsForClaim(claim.spec.requirements, instanceTypes, { ...(claim.spec.resources?.requests ? { requests: claim.spec.resources.requests } : {}) });
       if (!options.ok) {
         await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'InstanceTypesUnsatisfiable', message: options.reason }] }, now().toISOString());
-        throw ApplicationFailure.nonRetryable(options.reason, invalid);
+        throw failWith.permanent('Invalid', options.reason);
       }
       const arch = instanceTypes.find((t) => t.name === options.options[0]?.instanceType)?.labels['kubernetes.io/arch'] ?? 'amd64';
       const ami = pickAmi(resolution.amis, arch === 'arm64' ? 'arm64' : 'x86_64');

@@ -1,6 +1,6 @@
-import { ApplicationFailure } from '@temporalio/common';
-import { TERMINATION_FINALIZER, durationToMs, type ClusterRef, type CsrPolicyConfig, type FailureType, type LaunchedInstance } from '../../core/lifecycle';
+import { TERMINATION_FINALIZER, durationToMs, type ClusterRef, type CsrPolicyConfig, type LaunchedInstance } from '../../core/lifecycle';
 import { type ClusterResolver } from '../cluster';
+import { failWith } from '../failures';
 import { attachedVolumes, drainPass } from '../kube/drain';
 import { createEventRecorder } from '../kube/events';
 import { NodeClaimStore, type StoredNodeClaim } from '../kube/nodeclaims';
@@ -20,7 +20,6 @@ export interface NodeClaimKubeDeps {
 
 export const nodeClaimRef = (claim: StoredNodeClaim) => ({ apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: claim.metadata.name, uid: claim.metadata.uid });
 
-const gone: FailureType = 'NodeClaimGone';
 
 /** The claim's facts as prepare reports them: durations already in ms, times as epoch ms. */
 export interface PreparedClaim {
@@ -52,7 +51,7 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
   };
   const mustGet = async (claims: NodeClaimStore, name: string) => {
     const claim = await claims.get(name);
-    if (!claim) throw ApplicationFailure.nonRetryable(`NodeClaim ${name} no longer exists`, gone);
+    if (!claim) throw failWith.permanent('NodeClaimGone', `NodeClaim ${name} no longer exists`);
     return claim;
   };
 

@@ -28,6 +28,8 @@ export const FAILURE_TYPES = [
   'NodeClassNotReady',
   /** the instance exists but lacks what registration needs (its private DNS name) yet */
   'InstanceNotReady',
+  /** a workflow whose own ending could not complete (a step of the drain or termination failed for good) */
+  'LifecycleFailed',
 ] as const;
 export type FailureType = (typeof FAILURE_TYPES)[number];
 export const FailureTypeSchema = z.enum(FAILURE_TYPES);
