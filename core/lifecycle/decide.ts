@@ -1,7 +1,7 @@
 import { assertNever } from '../assert';
 import { describeEnd, isAbnormalEnd, type EndReason } from './end';
 import { exhaustedOfferings, type ActivityFailureInfo } from './failures';
-import { type LifecycleSettings, type LifecycleState, type Observation, type StateOf, type Step } from './state';
+import { type Action, type LifecycleSettings, type LifecycleState, type Observation, type StateOf, type Step } from './state';
 
 /**
  * The NodeClaim lifecycle, one observation at a time. Pure: the same state, observation
@@ -118,18 +118,8 @@ function launched(state: StateOf<'Launched'>, o: Observation, now: number, s: Li
       if (left <= 0) return endLife(state, { kind: 'registrationTimeout' }, now);
       return { state, action: { kind: 'wait', ms: Math.min(s.resyncMs, left) }, ...(o.denied.length > 0 ? { lastError: `denied CSRs: ${o.denied.join('; ')}` } : {}) };
     }
-    case 'claimSeen': {
-      const end = claimEnding(o);
-      return end ? endLife(state, end, now) : { state, action: { kind: 'reviewRegistration' } };
-    }
-    case 'woken':
-      return { state, action: { kind: 'observe', reviewCsrs: false } };
-    case 'disruptRequested':
-      return endLife(state, { kind: 'disrupted', reason: o.reason }, now);
-    case 'cancelled':
-      return endLife(state, teardown, now);
     default:
-      return { state, action: { kind: 'reviewRegistration' } };
+      return comingUp(state, o, now, { kind: 'reviewRegistration' });
   }
 }
 
@@ -147,9 +137,20 @@ function registered(state: StateOf<'Registered'>, o: Observation, now: number, s
       }
       return { state, action: { kind: 'wait', ms: s.resyncMs }, ...(o.blocker !== undefined ? { lastError: o.blocker } : {}) };
     }
+    default:
+      return comingUp(state, o, now, { kind: 'reviewInitialization' });
+  }
+}
+
+/**
+ * Launched and Registered wait alike: a wake re-reads the claim, a deletion, disruption or
+ * cancellation ends the life, and anything else re-runs the phase's review.
+ */
+function comingUp(state: StateOf<'Launched' | 'Registered'>, o: Observation, now: number, review: Action): Step {
+  switch (o.kind) {
     case 'claimSeen': {
       const end = claimEnding(o);
-      return end ? endLife(state, end, now) : { state, action: { kind: 'reviewInitialization' } };
+      return end ? endLife(state, end, now) : { state, action: review };
     }
     case 'woken':
       return { state, action: { kind: 'observe', reviewCsrs: false } };
@@ -158,7 +159,7 @@ function registered(state: StateOf<'Registered'>, o: Observation, now: number, s
     case 'cancelled':
       return endLife(state, teardown, now);
     default:
-      return { state, action: { kind: 'reviewInitialization' } };
+      return { state, action: review };
   }
 }
 
