@@ -20,6 +20,7 @@ export const WorkerConfigSchema = z.object({
   AUTONODE_CLOUD_RPS: z.coerce.number().positive().default(20),
   AUTONODE_TASK_QUEUE_CONTROL: z.string().min(1).default('autonode-control'),
   AUTONODE_TASK_QUEUE_CLOUD: z.string().min(1).default('autonode-cloud'),
+  AUTONODE_TASK_QUEUE_PACKING: z.string().min(1).default('autonode-packing'),
 });
 export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;
 

@@ -5,6 +5,9 @@ import { createNodeClaimCloudActivities } from '../activities/nodeclaim/cloud';
 import { createNodeClaimKubeActivities } from '../activities/nodeclaim/kube';
 import { createLegacyNodeClaimActivities } from '../activities/nodeclaim/legacy';
 import { createWatchActivities } from '../activities/watch/activity';
+import { loadLinearSolver } from '../activities/packing/highs';
+import { createProvisionerActivities } from '../activities/provisioner/activity';
+import { type LinearSolver } from '../core/packing';
 import { createGcActivities } from '../activities/gc/activity';
 import { defaultTaskQueues, type NodeClaimWorkflowInput, type TaskQueues } from '../core/lifecycle';
 import { type Client } from '@temporalio/client';
@@ -23,12 +26,15 @@ export interface AutonodeWorkersOptions {
   taskQueues?: TaskQueues;
   /** EC2 calls per second from this worker (the cloud queue's rate limit) */
   cloudActivitiesPerSecond?: number;
+  /** the LP solver for the packing activity, loaded once per process (default: HiGHS) */
+  linearSolver?: () => Promise<LinearSolver | undefined>;
 }
 
 /**
  * The composition root: every activity is built here from its ports, once, and the
  * workers poll the task queues of ARCHITECTURE.md. `autonode-control` runs workflows and
- * Kubernetes activities; `autonode-cloud` runs EC2 activities, rate-limited.
+ * Kubernetes activities; `autonode-cloud` runs EC2 activities, rate-limited;
+ * `autonode-packing` runs the provisioner's batches, one at a time per process.
  */
 export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Promise<Worker[]> {
   // Each queue's worker registers only the activities that belong on it: a proxy for the
@@ -66,7 +72,26 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
     maxActivitiesPerSecond: options.cloudActivitiesPerSecond ?? 20,
     shutdownGraceTime: '10 seconds',
   });
-  return [control, cloud];
+  const packing = await Worker.create({
+    ...common,
+    taskQueue: queues.packing,
+    activities: createProvisionerActivities({
+      resolve: options.resolve,
+      temporal: options.client,
+      linearSolver: options.linearSolver ?? loadLinearSolverOnce(),
+      ...(options.nodeClaimDefaults ? { nodeClaimDefaults: options.nodeClaimDefaults } : {}),
+    }),
+    // a batch is CPU-bound: one at a time per process, more processes for more
+    maxConcurrentActivityTaskExecutions: 1,
+    shutdownGraceTime: '10 seconds',
+  });
+  return [control, cloud, packing];
+}
+
+/** HiGHS is WebAssembly: loaded on first use, then shared by every batch of the process. */
+function loadLinearSolverOnce(): () => Promise<LinearSolver | undefined> {
+  let loaded: Promise<LinearSolver> | undefined;
+  return () => (loaded ??= loadLinearSolver());
 }
 
 /** Runs the workers until one fails or all are shut down; shuts the others down on failure. */

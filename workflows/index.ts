@@ -2,3 +2,4 @@
 // exported from here.
 export { nodeClaimWorkflow } from './nodeclaim';
 export { watchWorkflow } from './watch';
+export { provisionerWorkflow } from './provisioner';

@@ -9,6 +9,7 @@ import {
   defineQuery,
   defineSignal,
   defineUpdate,
+  getExternalWorkflowHandle,
   isCancellation,
   patched,
   proxyActivities,
@@ -36,8 +37,11 @@ import {
   type NodeClaimWorkflowConfig,
   type NodeClaimWorkflowInput,
   type Observation,
+  type OfferingRef,
   type Phase,
+  provisionerWorkflowId,
 } from '../core/lifecycle';
+import { offeringsUnavailableSignal } from './provisioner';
 import { nodeClaimWorkflowV1, type NodeClaimResumeState } from './legacy/nodeclaim-v1';
 import { AutoNodeCluster, AutoNodePhase, AutoNodePool, CapacityType, InstanceType, Zone } from './search-attributes';
 
@@ -180,6 +184,7 @@ class LifecycleDriver {
       switch (action.kind) {
         case 'finish':
           if (this.state.phase !== 'Terminated') throw new Error(`finish outside Terminated (${this.state.phase})`);
+          if (this.state.end.kind === 'insufficientCapacity') await this.tellProvisioner(this.state.end.offerings);
           return { nodeClaim: this.input.nodeClaim.name, end: this.state.end, ...(this.state.instance ? { instance: this.state.instance } : {}) };
         case 'fail':
           throw ApplicationFailure.nonRetryable(action.message, 'LifecycleFailed' satisfies FailureType);
@@ -208,6 +213,19 @@ class LifecycleDriver {
         if (!failure) throw err;
         observation = { kind: 'failed', action: action.kind, failure };
       }
+    }
+  }
+
+  /**
+   * The provisioner holds these offerings unavailable and re-plans the claim's pods (its
+   * doorbell rings too). A cluster without a provisioner (a claim made by hand) has no one
+   * to tell: that is fine.
+   */
+  private async tellProvisioner(offerings: OfferingRef[]): Promise<void> {
+    try {
+      await getExternalWorkflowHandle(provisionerWorkflowId(this.input.cluster.name)).signal(offeringsUnavailableSignal, offerings);
+    } catch (err) {
+      if (isCancellation(err)) throw err;
     }
   }
 

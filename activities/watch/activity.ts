@@ -4,11 +4,14 @@ import { z } from 'zod';
 import { nodesNamedBy, type ParsedCsr } from '../../core/csr/csr';
 import {
   nodeClaimWorkflowId,
+  provisionerWorkflowId,
   type ClusterRef,
   type NodeClaimWorkflowInput,
   type TaskQueues,
 } from '../../core/lifecycle';
 import { StoredNodeClaimSchema } from '../../core/api/nodeclaim';
+import { podDisposition } from '../../core/provisioning';
+import type { ProvisionerWorkflowInput } from '../../workflows/provisioner';
 import { type ClusterResolver } from '../cluster';
 import { InvalidCsrError, csrState, isInvalidCsrError, parseCsr } from '../kube/csr';
 import { listWatch } from '../kube/list-watch';
@@ -22,6 +25,27 @@ export interface WatchActivityDeps {
   nodeClaimDefaults?: Pick<NodeClaimWorkflowInput, 'timeouts' | 'csrPolicy'>;
   heartbeatMs?: number;
   stallMs?: number;
+  /** at most one provisioner doorbell per this many ms */
+  doorbellMs?: number;
+  /** settings for the provisioner workflow the watcher starts (batch windows, ...) */
+  provisionerDefaults?: Omit<ProvisionerWorkflowInput, 'cluster' | 'taskQueues' | 'carried'>;
+}
+
+/** Calls `ring` at most once per `ms`: the first ring schedules it, later ones join. */
+export function coalescedDoorbell(ms: number, ring: () => Promise<void>) {
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    ring() {
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        void ring();
+      }, ms);
+    },
+    stop() {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+    },
+  };
 }
 
 const MetaSchema = z.object({
@@ -29,6 +53,10 @@ const MetaSchema = z.object({
   uid: z.string().optional(),
   deletionTimestamp: z.unknown().optional(),
   annotations: z.record(z.string(), z.string()).optional().nullable(),
+});
+/** The watcher reads only a claim's identity and status, from the one NodeClaim schema. */
+const WatchedNodeClaimSchema = StoredNodeClaimSchema.pick({ metadata: true, status: true }).extend({
+  metadata: StoredNodeClaimSchema.shape.metadata.partial({ uid: true, resourceVersion: true }),
 });
 const NodeEventSchema = z.object({
   metadata: MetaSchema,
@@ -79,6 +107,21 @@ export function createWatchActivities(deps: WatchActivityDeps) {
           }
         }
       };
+      // Pending pods ring the provisioner's doorbell: no pod travels, the batch reads them
+      // itself. Coalesced: at most one signal per `doorbellMs`, however many pods changed.
+      const doorbell = coalescedDoorbell(deps.doorbellMs ?? 250, async () => {
+        try {
+          await deps.temporal.workflow.signalWithStart('provisionerWorkflow', {
+            taskQueue: taskQueues.control,
+            workflowId: provisionerWorkflowId(cluster.name),
+            args: [{ cluster, taskQueues, ...deps.provisionerDefaults }],
+            signal: 'podsPending',
+            signalArgs: [],
+          });
+        } catch (err) {
+          log(`ringing the provisioner: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      });
       const eventType = (t: string): WatchEventType => (t === 'DELETED' ? 'DELETED' : t === 'MODIFIED' ? 'MODIFIED' : 'ADDED');
 
       try {
@@ -93,16 +136,29 @@ export function createWatchActivities(deps: WatchActivityDeps) {
             onProgress: (rv) => (progress.nodeclaims = rv),
             onRelist: (names) => act(router.reconcileClaims(names)),
             onEvent: async ({ type, object }) => {
-              const claim = StoredNodeClaimSchema.parse(object);
+              const claim = WatchedNodeClaimSchema.parse(object);
               await act(
                 router.onNodeClaim(eventType(type), {
                   name: claim.metadata.name,
-                  uid: claim.metadata.uid,
+                  uid: claim.metadata.uid ?? '',
                   deleting: claim.metadata.deletionTimestamp !== undefined,
                   ...(claim.status?.providerID ? { providerID: claim.status.providerID } : {}),
                   ...(claim.metadata.annotations ? { annotations: claim.metadata.annotations } : {}),
                 }),
               );
+            },
+          }),
+          listWatch({
+            watch: guest.watch,
+            path: '/api/v1/pods',
+            list: () => guest.core.listPodForAllNamespaces(),
+            signal: abort.signal,
+            ...(deps.stallMs ? { stallMs: deps.stallMs } : {}),
+            log,
+            onProgress: (rv) => (progress.pods = rv),
+            onRelist: async () => doorbell.ring(),
+            onEvent: async ({ type, object }) => {
+              if (type !== 'DELETED' && podDisposition(object) === 'provisionable') doorbell.ring();
             },
           }),
           listWatch({
@@ -149,6 +205,7 @@ export function createWatchActivities(deps: WatchActivityDeps) {
           }),
         ]);
       } finally {
+        doorbell.stop();
         clearInterval(beat);
         abort.abort();
       }

@@ -65,6 +65,8 @@ export type Phase = (typeof PHASES)[number];
 export const TaskQueuesSchema = z.object({
   control: z.string().min(1).default('autonode-control'),
   cloud: z.string().min(1).default('autonode-cloud'),
+  /** the provisioner's packing activity (CPU-heavy: its own workers) */
+  packing: z.string().min(1).default('autonode-packing'),
 });
 export type TaskQueues = z.output<typeof TaskQueuesSchema>;
 export const defaultTaskQueues: TaskQueues = TaskQueuesSchema.parse({});
@@ -104,6 +106,7 @@ export interface NodeClaimResult {
 }
 
 export const nodeClaimWorkflowId = (cluster: string, name: string) => `autonode/${cluster}/nodeclaim/${name}`;
+export const provisionerWorkflowId = (cluster: string) => `autonode/${cluster}/provisioner`;
 
 /** Signals carry names only, never objects: the workflow re-reads what it needs. */
 export const signalNames = {

@@ -6,7 +6,7 @@ import { normaliseDocument } from '../api/normalise';
 import type { EC2NodeClass } from '../api/ec2nodeclass';
 import type { NodeClaim } from '../api/nodeclaim';
 import type { NodePool } from '../api/nodepool';
-import { catalogInstanceTypes, type AmiFamily } from '../instancetypes';
+import { catalogInstanceTypes, type AmiFamily, type CatalogResult, type KubeletSettings } from '../instancetypes';
 import { LabelKey } from '../scheduling/labels';
 import type { BoundPod, ExistingNodeInput, InFlightClaimInput, NodePoolInput, PackingInput, PendingPod, DaemonSetInput } from '../packing/input';
 import { expandWorkload } from './expand';
@@ -16,9 +16,31 @@ export interface ManifestFile {
   readonly text: string;
 }
 
+/** What a NodePool's instance types depend on: its node class's AMI family, kubelet and root volume. */
+export interface CatalogQuery {
+  readonly nodeClassName: string;
+  readonly amiFamily: AmiFamily;
+  readonly kubelet?: KubeletSettings | undefined;
+  readonly rootVolumeSize?: string | undefined;
+}
+
+/**
+ * Where instance types come from: the bundled offline catalog (`autonode plan`, the
+ * default) or the cloud provider's, read ahead by the provisioner's activity. Both build
+ * their types with core/instancetypes (one normalisation, labels, allocatable model).
+ */
+export type CatalogPort = (query: CatalogQuery) => CatalogResult;
+
 export interface AssembleOptions {
   readonly region: string;
   readonly now: number;
+  readonly catalog?: CatalogPort;
+}
+
+/** One object to plan with, and where it came from (for diagnostics). */
+export interface ObjectDocument {
+  readonly where: string;
+  readonly object: unknown;
 }
 
 export interface Assembled {
@@ -36,26 +58,37 @@ function amiFamilyOf(nodeClass: EC2NodeClass | undefined): AmiFamily | { unsuppo
   return { unsupported: family };
 }
 
-function poolInput(pool: NodePool, nodeClasses: ReadonlyMap<string, EC2NodeClass>, options: AssembleOptions, diagnostics: string[]): NodePoolInput | undefined {
-  const name = pool.metadata.name ?? pool.metadata.generateName ?? '';
-  const classRef = pool.spec.template.spec.nodeClassRef.name;
-  const nodeClass = nodeClasses.get(classRef);
-  if (nodeClass === undefined) diagnostics.push(`NodePool/${name}: EC2NodeClass ${classRef} not in the input; assuming AL2023 defaults`);
+/** The catalog query a node class implies, or why it cannot be planned with. */
+export function catalogQueryFor(nodeClassName: string, nodeClass: EC2NodeClass | undefined): CatalogQuery | { unsupported: string } {
   const family = amiFamilyOf(nodeClass);
-  if (typeof family !== 'string') {
-    diagnostics.push(`NodePool/${name}: skipped: amiFamily ${family.unsupported} is not supported for planning`);
-    return undefined;
-  }
+  if (typeof family !== 'string') return family;
   const kubelet = nodeClass?.spec.kubelet;
   const root = nodeClass?.spec.blockDeviceMappings?.find((m) => m.rootVolume === true) ?? nodeClass?.spec.blockDeviceMappings?.[0];
-  const catalog = catalogInstanceTypes({
-    region: options.region, amiFamily: family, now: options.now,
+  return {
+    nodeClassName, amiFamily: family,
     kubelet: kubelet === undefined ? undefined : {
       maxPods: kubelet.maxPods, podsPerCore: kubelet.podsPerCore, systemReserved: kubelet.systemReserved,
       kubeReserved: kubelet.kubeReserved, evictionHard: kubelet.evictionHard, evictionSoft: kubelet.evictionSoft,
     },
     rootVolumeSize: root?.ebs?.volumeSize,
-  });
+  };
+}
+
+function bundledCatalog(options: AssembleOptions): CatalogPort {
+  return (query) => catalogInstanceTypes({ region: options.region, amiFamily: query.amiFamily, now: options.now, kubelet: query.kubelet, rootVolumeSize: query.rootVolumeSize });
+}
+
+function poolInput(pool: NodePool, nodeClasses: ReadonlyMap<string, EC2NodeClass>, options: AssembleOptions, diagnostics: string[]): NodePoolInput | undefined {
+  const name = pool.metadata.name ?? pool.metadata.generateName ?? '';
+  const classRef = pool.spec.template.spec.nodeClassRef.name;
+  const nodeClass = nodeClasses.get(classRef);
+  if (nodeClass === undefined) diagnostics.push(`NodePool/${name}: EC2NodeClass ${classRef} not in the input; assuming AL2023 defaults`);
+  const query = catalogQueryFor(classRef, nodeClass);
+  if ('unsupported' in query) {
+    diagnostics.push(`NodePool/${name}: skipped: amiFamily ${query.unsupported} is not supported for planning`);
+    return undefined;
+  }
+  const catalog = (options.catalog ?? bundledCatalog(options))(query);
   if (!catalog.ok) {
     diagnostics.push(`NodePool/${name}: skipped: ${catalog.reason}`);
     return undefined;
@@ -75,6 +108,25 @@ function poolInput(pool: NodePool, nodeClasses: ReadonlyMap<string, EC2NodeClass
 
 export function assemblePlanInput(files: readonly ManifestFile[], options: AssembleOptions): Assembled {
   const diagnostics: string[] = [];
+  const documents: ObjectDocument[] = [];
+  for (const file of files) {
+    for (const document of parseManifests(file.text)) {
+      const where = `${file.path}:${document.line ?? '?'}: ${document.kind ?? '?'}/${document.name ?? '?'}`;
+      if (document.status === 'error') diagnostics.push(`${where}: invalid YAML, skipped: ${document.error}`);
+      else documents.push({ where, object: document.object });
+    }
+  }
+  const assembled = assembleObjects(documents, options);
+  return { input: assembled.input, diagnostics: [...diagnostics, ...assembled.diagnostics] };
+}
+
+/**
+ * Kubernetes objects → the packing input: Karpenter objects normalised, workloads
+ * expanded, pods bound to nodes and claims attached to them. The provisioner passes the
+ * live cluster's objects (and its cloud catalog); `autonode plan` the manifests' objects.
+ */
+export function assembleObjects(documents: readonly ObjectDocument[], options: AssembleOptions): Assembled {
+  const diagnostics: string[] = [];
   const pods: PendingPod[] = [];
   const pendingKeys = new Set<string>();
   const daemonSets: DaemonSetInput[] = [];
@@ -84,13 +136,9 @@ export function assemblePlanInput(files: readonly ManifestFile[], options: Assem
   const nodeClaims: NodeClaim[] = [];
   const nodeClasses = new Map<string, EC2NodeClass>();
 
-  for (const file of files) {
-    for (const document of parseManifests(file.text)) {
-      const where = `${file.path}:${document.line ?? '?'}: ${document.kind ?? '?'}/${document.name ?? '?'}`;
-      if (document.status === 'error') {
-        diagnostics.push(`${where}: invalid YAML, skipped: ${document.error}`);
-        continue;
-      }
+  for (const document of documents) {
+    {
+      const where = document.where;
       const karpenter = normaliseDocument(document.object);
       switch (karpenter.status) {
         case 'ok':

@@ -57,7 +57,7 @@ export async function startLifecycleHarness(): Promise<LifecycleHarness> {
   const claims = new NodeClaimStore(guest);
   const nodeClassName = `lc-${id}`;
   const silent = new Set<string>();
-  const taskQueues: TaskQueues = { control: `autonode-control-${id}`, cloud: `autonode-cloud-${id}` };
+  const taskQueues: TaskQueues = { control: `autonode-control-${id}`, cloud: `autonode-cloud-${id}`, packing: `autonode-packing-${id}` };
   await ensureCustomNodeClass(guest, {
     name: nodeClassName,
     discoveryTag: h.fixtures.discoveryTag,

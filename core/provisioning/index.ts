@@ -1,0 +1,4 @@
+export * from './pods';
+export * from './nodeclaims';
+export * from './usage';
+export * from './nodes';

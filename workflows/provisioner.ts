@@ -1,0 +1,147 @@
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { BatchResult, ProvisionerActivities } from '../activities/provisioner/activity';
+import { ClusterRefSchema, provisionerWorkflowId, TaskQueuesSchema, defaultTaskQueues, durationToMs, type ClusterRef, type OfferingRef, type TaskQueues } from '../core/lifecycle';
+import { AutoNodeCluster, AutoNodePhase } from './search-attributes';
+
+/** The watcher's doorbell: pods are pending. It carries nothing; the batch reads the pods itself. */
+export const podsPendingSignal = defineSignal('podsPending');
+/** A launch found these offerings out of capacity: hold them unavailable, and plan again. */
+export const offeringsUnavailableSignal = defineSignal<[OfferingRef[]]>('offeringsUnavailable');
+
+export interface UnavailableOffering extends OfferingRef {
+  /** epoch ms */
+  until: number;
+}
+
+export interface ProvisionerStatus {
+  cluster: string;
+  /** pods waiting when the last batch read the cluster */
+  pendingPods: number;
+  batches: number;
+  batching: boolean;
+  lastBatch?: BatchResult & { startedAt: string; durationMs: number };
+  unavailableOfferings: { instanceType: string; zone: string; capacityType: string; until: string }[];
+}
+export const provisionerStatusQuery = defineQuery<ProvisionerStatus>('status');
+
+export interface ProvisionerWorkflowInput {
+  cluster: ClusterRef;
+  taskQueues?: Partial<TaskQueues>;
+  /** Karpenter's BATCH_IDLE_DURATION: a batch closes after this long without a new pending pod */
+  batchIdle?: string;
+  /** Karpenter's BATCH_MAX_DURATION: and at the latest this long after it opened */
+  batchMax?: string;
+  /** how long an offering that hit insufficient capacity is held unavailable (Karpenter: 3m) */
+  unavailableFor?: string;
+  /** re-plan on a timer while pods stayed pending (a missed doorbell costs latency, not pods) */
+  resync?: string;
+  /** carried across continue-as-new */
+  carried?: { unavailable: UnavailableOffering[]; batches: number; lastBatch?: ProvisionerStatus['lastBatch']; rang: boolean; openBatch?: string };
+}
+
+const activities = (queue: string) =>
+  proxyActivities<ProvisionerActivities>({
+    taskQueue: queue,
+    startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  });
+
+/**
+ * One per cluster, so provisioning decisions are serialized: wait for the doorbell, batch
+ * (1 s idle / 10 s max), then one packing activity plans and creates the NodeClaims. The
+ * batch id is chosen before the activity runs and kept in state, so a worker killed in
+ * the middle of a batch resumes that batch (its claims carry the id) instead of planning
+ * anew. Offerings that ran out of capacity are held unavailable for 3 minutes, durably.
+ */
+export { provisionerWorkflowId };
+
+export async function provisionerWorkflow(input: ProvisionerWorkflowInput): Promise<void> {
+  const cluster = ClusterRefSchema.parse(input.cluster);
+  const taskQueues = TaskQueuesSchema.parse({ ...defaultTaskQueues, ...input.taskQueues });
+  const { provisionBatch } = activities(taskQueues.packing);
+  const idleMs = durationToMs(input.batchIdle ?? '1s') ?? 1_000;
+  const maxMs = durationToMs(input.batchMax ?? '10s') ?? 10_000;
+  const unavailableMs = durationToMs(input.unavailableFor ?? '3m') ?? 180_000;
+  const resyncMs = durationToMs(input.resync ?? '1m') ?? 60_000;
+
+  let unavailable: UnavailableOffering[] = input.carried?.unavailable ?? [];
+  let batches = input.carried?.batches ?? 0;
+  let lastBatch = input.carried?.lastBatch;
+  let rang = input.carried?.rang ?? true; // a (re)started provisioner looks once
+  let openBatch = input.carried?.openBatch;
+  let batching = false;
+
+  setHandler(podsPendingSignal, () => void (rang = true));
+  setHandler(offeringsUnavailableSignal, (offerings) => {
+    const until = Date.now() + unavailableMs;
+    for (const o of offerings) {
+      unavailable = unavailable.filter((u) => !(u.instanceType === o.instanceType && u.zone === o.zone && u.capacityType === o.capacityType));
+      unavailable.push({ ...o, until });
+    }
+    rang = true; // the claim was deleted: its pods need a new plan
+  });
+  setHandler(provisionerStatusQuery, () => ({
+    cluster: cluster.name,
+    pendingPods: lastBatch?.pending ?? 0,
+    batches,
+    batching,
+    ...(lastBatch ? { lastBatch } : {}),
+    unavailableOfferings: unavailable.filter((u) => u.until > Date.now()).map((u) => ({ instanceType: u.instanceType, zone: u.zone, capacityType: u.capacityType, until: new Date(u.until).toISOString() })),
+  }));
+  upsertSearchAttributes([
+    { key: AutoNodeCluster, value: cluster.name },
+    { key: AutoNodePhase, value: 'Provisioning' },
+  ]);
+
+  for (;;) {
+    if (openBatch === undefined) {
+      // Wait for the doorbell (or, while pods stayed pending, the resync timer).
+      // Pods the last batch could not place wait for the next doorbell, not a timer: no retry storm.
+      const stillPending = (lastBatch?.pending ?? 0) > (lastBatch?.unschedulable ?? 0);
+      if (!rang) {
+        if (stillPending) await condition(() => rang, resyncMs);
+        else await condition(() => rang);
+      }
+      // Batch: close after `idle` without a new doorbell, or `max` after opening.
+      batching = true;
+      const opened = Date.now();
+      for (;;) {
+        rang = false;
+        const left = opened + maxMs - Date.now();
+        if (left <= 0) break;
+        if (!(await condition(() => rang, Math.min(idleMs, left)))) break;
+      }
+      batching = false;
+      openBatch = uuid4();
+    }
+    const now = Date.now();
+    unavailable = unavailable.filter((u) => u.until > now);
+    const startedAt = new Date(now).toISOString();
+    const result = await provisionBatch({
+      cluster,
+      taskQueues,
+      batchId: openBatch,
+      unavailable: unavailable.map(({ instanceType, zone, capacityType }) => ({ instanceType, zone, capacityType: capacityType === 'spot' ? 'spot' : 'on-demand' })),
+    });
+    openBatch = undefined;
+    batches++;
+    lastBatch = { ...result, startedAt, durationMs: Date.now() - now };
+    const info = workflowInfo();
+    if (info.continueAsNewSuggested || info.historyLength > 2_000) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof provisionerWorkflow>({ ...input, carried: { unavailable, batches, ...(lastBatch ? { lastBatch } : {}), rang } });
+    }
+  }
+}
