@@ -139,7 +139,10 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
       const instanceTypes = await withCloudFailures(() =>
         cloud.instanceTypes({ amiFamily, zones: [...new Set(resolution.subnets.map((s) => s.zone))].sort() }),
       );
-      const options = launchOptionsForClaim(claim.spec.requirements, instanceTypes, { ...(claim.spec.resources?.requests ? { requests: claim.spec.resources.requests } : {}) });
+      const options = launchOptionsForClaim(claim.spec.requirements, instanceTypes, {
+        ...(claim.spec.resources?.requests ? { requests: claim.spec.resources.requests } : {}),
+        ...(claim.metadata.labels ? { stampedLabels: claim.metadata.labels } : {}),
+      });
       if (!options.ok) {
         await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'InstanceTypesUnsatisfiable', message: options.reason }] }, now().toISOString());
         throw failWith.permanent('Invalid', options.reason);

@@ -32,10 +32,23 @@ export type LaunchOptionsResult =
 export function launchOptionsForClaim(
   requirementInputs: readonly NodeSelectorRequirementInput[],
   instanceTypes: readonly InstanceType[],
-  limits: { unavailable?: ReadonlySet<string>; requests?: Readonly<Record<string, string | number>> } = {},
+  limits: {
+    unavailable?: ReadonlySet<string>;
+    requests?: Readonly<Record<string, string | number>>;
+    /**
+     * The claim's own labels (its NodePool's template labels, the nodepool label): the node
+     * is given them at registration, so a requirement they satisfy is no question for the
+     * instance type (Karpenter's requirements intersect only on keys both sides define).
+     */
+    stampedLabels?: Readonly<Record<string, string>>;
+  } = {},
 ): LaunchOptionsResult {
   const unavailable = limits.unavailable ?? new Set<string>();
-  const parsed = parseRequirements(requirementInputs);
+  const stamped = limits.stampedLabels ?? {};
+  const parsed = parseRequirements(requirementInputs.filter((r) => {
+    const value = stamped[r.key];
+    return value === undefined || !(r.operator === 'In' && (r.values ?? []).includes(value));
+  }));
   if (!parsed.ok) return { ok: false, reason: parsed.reason };
   const requests = parseClaimRequests(limits.requests ?? {});
   if (!requests.ok) return requests;

@@ -23,3 +23,20 @@ describe('launch options: spec.resources.requests (issue 10)', () => {
     expect(result).toEqual({ ok: false, reason: expect.stringMatching(says) });
   });
 });
+
+describe('launch options: labels the node is given at registration', () => {
+  const withTemplateLabels = [...m5, { key: 'example.com/team', operator: 'In', values: ['a'] }, { key: 'karpenter.sh/nodepool', operator: 'In', values: ['default'] }];
+
+  it('a requirement on the claim\'s own (stamped) labels is no question for the instance type', () => {
+    const result = launchOptionsForClaim(withTemplateLabels, types, { stampedLabels: { 'example.com/team': 'a', 'karpenter.sh/nodepool': 'default' } });
+    expect(result.ok && result.options.map((o) => o.instanceType)).toEqual(['m5.large', 'm5.xlarge', 'm5.2xlarge']);
+  });
+
+  it('without the label stamped, no instance type satisfies a custom label', () => {
+    expect(launchOptionsForClaim(withTemplateLabels, types).ok).toBe(false);
+  });
+
+  it('a stamped label with another value does not satisfy the requirement', () => {
+    expect(launchOptionsForClaim(withTemplateLabels, types, { stampedLabels: { 'example.com/team': 'b', 'karpenter.sh/nodepool': 'default' } }).ok).toBe(false);
+  });
+});

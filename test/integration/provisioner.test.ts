@@ -1,0 +1,164 @@
+// Pending pods become running nodes: the watcher rings the provisioner, a batch plans with
+// the packing core on the cloud's catalog, NodeClaims are created like Karpenter's, their
+// workflows launch in moto, simulated kubelets join, kube-scheduler binds, kwok runs.
+import { AppsV1Api, type V1Pod } from '@kubernetes/client-node';
+import { z } from 'zod';
+import { provisionerWorkflowId } from '../../core/lifecycle';
+import { type ProvisionerStatus } from '../../workflows/provisioner';
+import { watchWorkflowId } from '../../workflows/watch';
+import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
+
+jest.setTimeout(300_000);
+
+describe('provisioner: pending pods become running nodes (real stack)', () => {
+  let lh: LifecycleHarness;
+  let apps: AppsV1Api;
+  let namespace: string;
+  let pool: string;
+  const testTaint = () => ({ key: 'autonode.io/test', value: lh.id, effect: 'NoSchedule' });
+
+  beforeAll(async () => {
+    lh = await startLifecycleHarness();
+    apps = lh.guest.config.makeApiClient(AppsV1Api);
+    namespace = `prov-${lh.id}`;
+    pool = `pool-${lh.id}`;
+    await lh.guest.core.createNamespace({ body: { metadata: { name: namespace } } });
+    const cluster = { name: lh.h.cluster.name, region: lh.h.cluster.region };
+    await lh.t.client.workflow.start('watchWorkflow', {
+      taskQueue: lh.taskQueues.control,
+      workflowId: watchWorkflowId(cluster.name),
+      args: [{ cluster, taskQueues: lh.taskQueues, gcInterval: 'Never' }],
+    });
+    await createNodePool(pool, lh.nodeClassName, { weight: 10 });
+  });
+  afterAll(async () => {
+    await lh?.close();
+  });
+
+  async function createNodePool(name: string, nodeClass: string, options: { weight?: number; limits?: Record<string, string>; types?: string[] } = {}) {
+    await lh.guest.customObjects.createClusterCustomObject({
+      group: 'karpenter.sh',
+      version: 'v1',
+      plural: 'nodepools',
+      body: {
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        metadata: { name },
+        spec: {
+          ...(options.weight ? { weight: options.weight } : {}),
+          ...(options.limits ? { limits: options.limits } : {}),
+          template: {
+            metadata: { labels: { 'example.com/team': 'provisioning' } },
+            spec: {
+              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClass },
+              requirements: [
+                { key: 'node.kubernetes.io/instance-type', operator: 'In', values: options.types ?? ['m5.large', 'm5.xlarge', 'm5.2xlarge', 'c5.large', 'c5.xlarge', 'r5.large'] },
+                { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+              ],
+              taints: [testTaint()],
+              expireAfter: 'Never',
+            },
+          },
+        },
+      },
+    });
+  }
+
+  async function deploy(name: string, replicas: number, requests: Record<string, string>, nodePool = pool) {
+    await apps.createNamespacedDeployment({
+      namespace,
+      body: {
+        metadata: { name },
+        spec: {
+          replicas,
+          selector: { matchLabels: { app: name } },
+          template: {
+            metadata: { labels: { app: name } },
+            spec: {
+              nodeSelector: { 'karpenter.sh/nodepool': nodePool },
+              tolerations: [{ key: 'autonode.io/test', operator: 'Equal', value: lh.id, effect: 'NoSchedule' }],
+              containers: [{ name: 'app', image: 'registry.example/app:1', resources: { requests } }],
+            },
+          },
+        },
+      },
+    });
+  }
+
+  const podsOf = async (app: string): Promise<V1Pod[]> => (await lh.guest.core.listNamespacedPod({ namespace, labelSelector: `app=${app}` })).items;
+  const running = (pods: V1Pod[]) => pods.filter((p) => p.status?.phase === 'Running' && p.spec?.nodeName);
+  const claimsOf = async (nodePool: string) => (await lh.claims.list()).filter((c) => c.metadata.labels?.['karpenter.sh/nodepool'] === nodePool);
+  const provisioner = () => lh.t.client.workflow.getHandle(provisionerWorkflowId(lh.h.cluster.name));
+
+  it('turns a Deployment that fits nowhere into NodeClaims, nodes and Running pods, with Nominated Events', async () => {
+    await deploy('web', 12, { cpu: '500m', memory: '512Mi' });
+    await deploy('api', 6, { cpu: '1500m', memory: '2Gi' });
+    const pods = await eventually('every pod Running on a node autonode launched', async () => {
+      const all = [...(await podsOf('web')), ...(await podsOf('api'))];
+      return all.length === 18 && running(all).length === 18 ? all : undefined;
+    }, 240_000);
+
+    const claims = await claimsOf(pool);
+    expect(claims.length).toBeGreaterThan(0);
+    for (const claim of claims) {
+      // made like Karpenter's: owned by the pool, its labels and taints, requirements narrowed to ranked options
+      expect(claim.metadata.name).toMatch(new RegExp(`^${pool}-[a-z0-9]{5}$`));
+      expect(claim.metadata.labels).toEqual(expect.objectContaining({ 'karpenter.sh/nodepool': pool, 'example.com/team': 'provisioning' }));
+      expect(claim.metadata.annotations?.['karpenter.sh/nodepool-hash']).toMatch(/^[0-9]+$/);
+      expect(claim.spec.taints).toEqual([testTaint()]);
+      const types = claim.spec.requirements.find((r) => r.key === 'node.kubernetes.io/instance-type');
+      expect(types?.values?.length).toBeGreaterThan(0);
+      expect(types?.values?.length).toBeLessThanOrEqual(60);
+    }
+    // every pod runs on one of this pool's nodes, and no claim was made for nothing
+    const nodes = new Set(claims.map((c) => c.status?.nodeName));
+    for (const pod of pods) expect(nodes.has(pod.spec?.nodeName)).toBe(true);
+    const used = new Set(pods.map((p) => p.spec?.nodeName));
+    expect([...nodes].filter((n) => !used.has(n))).toEqual([]);
+
+    const events = await lh.guest.core.listNamespacedEvent({ namespace, fieldSelector: 'reason=Nominated' });
+    const nominated = new Set(events.items.map((e) => e.involvedObject.name));
+    for (const pod of pods) expect(nominated.has(pod.metadata?.name)).toBe(true);
+    expect(events.items[0]?.message).toMatch(new RegExp(`^Pod should schedule on: nodeclaim/${pool}-`));
+
+    const status = await provisioner().query<ProvisionerStatus>('status');
+    expect(status.batches).toBeGreaterThan(0);
+    expect(status.lastBatch?.batchId).toBeTruthy();
+
+    // kubectl get nodepools: NODES and READY
+    const stored = z.object({ status: z.object({ resources: z.record(z.string(), z.string()), conditions: z.array(z.object({ type: z.string(), status: z.string() })) }) })
+      .parse(await lh.guest.customObjects.getClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name: pool }));
+    expect(stored.status.resources.nodes).toBe(String(claims.length));
+    expect(stored.status.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'True' }));
+  });
+
+  it('reports a pod no pool can hold with a FailedScheduling Event naming why, and launches nothing for it', async () => {
+    const before = (await claimsOf(pool)).length;
+    await deploy('huge', 1, { cpu: '1000', memory: '1Gi' });
+    const event = await eventually('a FailedScheduling Event from autonode', async () => {
+      const events = await lh.guest.core.listNamespacedEvent({ namespace, fieldSelector: 'reason=FailedScheduling' });
+      return events.items.find((e) => e.source?.component === 'karpenter' && e.involvedObject.name?.startsWith('huge-'));
+    });
+    expect(event.type).toBe('Warning');
+    expect(event.message).toMatch(/^Failed to schedule pod, /);
+    expect(event.message).toMatch(/cpu/);
+    expect((await claimsOf(pool)).length).toBe(before);
+    await apps.deleteNamespacedDeployment({ namespace, name: 'huge' });
+  });
+
+  it('reports a NodePool whose EC2NodeClass does not exist on its status, and the other pools keep provisioning', async () => {
+    const broken = `broken-${lh.id}`;
+    await createNodePool(broken, 'no-such-class', { weight: 50 });
+    await deploy('more', 3, { cpu: '500m', memory: '256Mi' });
+    await eventually('the new pods Running', async () => running(await podsOf('more')).length === 3);
+    const stored = z.object({ status: z.object({ conditions: z.array(z.object({ type: z.string(), status: z.string(), message: z.string().optional() })) }) });
+    const status = await eventually('the broken pool reported', async () => {
+      const raw = await lh.guest.customObjects.getClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name: broken });
+      const parsed = stored.safeParse(raw);
+      return parsed.success ? parsed.data.status : undefined;
+    });
+    expect(status.conditions).toContainEqual(expect.objectContaining({ type: 'NodeClassReady', status: 'False', message: expect.stringContaining('no-such-class') }));
+    expect(status.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'False' }));
+    expect(await claimsOf(broken)).toHaveLength(0);
+  });
+});
