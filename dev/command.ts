@@ -36,8 +36,12 @@ export function registerDevCommand(program: Command): void {
           '',
           ...(autonode
             ? [
-                `  autonode runs for cluster "${autonode.cluster.name}" (EC2NodeClass "${autonode.nodeClassName}"). Try:`,
-                `    kubectl --kubeconfig ${info.guest.kubeconfigPath} apply -f k8s/examples/nodeclaim.yaml`,
+                `  autonode runs for cluster "${autonode.cluster.name}" (EC2NodeClass "${autonode.nodeClassName}", NodePool "default"). Try:`,
+                `    kubectl --kubeconfig ${info.guest.kubeconfigPath} apply -f k8s/examples/workload.yaml     # 30 pending pods become nodes`,
+                `    kubectl --kubeconfig ${info.guest.kubeconfigPath} get nodeclaims,nodes,pods -o wide`,
+                `    kubectl --kubeconfig ${info.guest.kubeconfigPath} get nodepools`,
+                `    temporal workflow query --address ${info.temporal.address} -w autonode/${autonode.cluster.name}/provisioner --type status`,
+                `    kubectl --kubeconfig ${info.guest.kubeconfigPath} apply -f k8s/examples/nodeclaim.yaml    # or a NodeClaim by hand`,
                 `    kubectl --kubeconfig ${info.guest.kubeconfigPath} get nodeclaims,nodes,csr`,
                 `    kubectl --kubeconfig ${info.guest.kubeconfigPath} get events -A --field-selector source=karpenter`,
                 '',

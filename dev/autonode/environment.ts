@@ -4,7 +4,7 @@ import { DefaultLogger, Runtime, type NativeConnection } from '@temporalio/worke
 import { createEc2ClientFactory, createEc2CloudProvider, createSsmClientFactory, staticCredentialsProvider } from '../../activities/cloud';
 import { staticClusterResolver } from '../../activities/cluster';
 import { kubeClientsFromKubeconfigFile } from '../../activities/kube/clients';
-import { type ClusterRef } from '../../core/lifecycle';
+import { provisionerWorkflowId, type ClusterRef } from '../../core/lifecycle';
 import { connectClient, connectWorker } from '../../workers/temporal-connection';
 import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
 import { watchWorkflowId } from '../../workflows/watch';
@@ -14,7 +14,7 @@ import { installCrds } from './crds';
 import { writeAutonodeGuestKubeconfig } from './guest-identity';
 import { join } from 'node:path';
 import { createClusterNetwork } from './ec2-fixtures';
-import { ensureCustomNodeClass } from './nodeclass';
+import { ensureCustomNodeClass, ensureDefaultNodePool } from './nodeclass';
 
 export interface DevAutonode {
   cluster: ClusterRef;
@@ -53,6 +53,11 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
     userData: '#!/bin/bash\n# HyperShift ignition stub (local stack)\n',
   });
 
+  // A default NodePool (k8s/examples/nodepool.yaml) unless the guest has one: pending pods
+  // then become nodes with no further set-up.
+  const nodePool = await ensureDefaultNodePool(guest);
+  if (nodePool) log(`NodePool "${nodePool}" created (k8s/examples/nodepool.yaml)`);
+
   // `autonode dev` owns Ctrl-C (it stops autonode, then the stack, in order): the Temporal
   // runtime must not start its own shutdown on the same signal.
   Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
@@ -74,7 +79,7 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
     workflowIdConflictPolicy: 'USE_EXISTING',
     args: [{ cluster }],
   });
-  log(`workers polling autonode-control and autonode-cloud; watch workflow ${watchWorkflowId(cluster.name)} started`);
+  log(`workers polling autonode-control, autonode-cloud and autonode-packing; watch workflow ${watchWorkflowId(cluster.name)} started (it starts the provisioner, ${provisionerWorkflowId(cluster.name)}, when pods are pending)`);
 
   const kc = new KubeConfig();
   kc.loadFromFile(stack.guest.kubeconfigPath);
@@ -102,6 +107,8 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
       const watch = client.workflow.getHandle(watchWorkflowId(cluster.name));
       await watch.cancel().catch(() => undefined);
       await Promise.race([watch.result().catch(() => undefined), new Promise((r) => setTimeout(r, 8_000))]);
+      // The provisioner holds no resources: end it with the stack (it is started again by the next doorbell).
+      await client.workflow.getHandle(provisionerWorkflowId(cluster.name)).terminate('autonode dev stopping').catch(() => undefined);
       for (const w of workers) w.shutdown();
       await running;
       await client.connection.close();

@@ -1,4 +1,9 @@
+import { z } from 'zod';
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
 import { type KubeClients } from '../../activities/kube/clients';
+import { join } from 'node:path';
+import { projectRoot } from '../paths';
 import { isConflict } from '../../activities/kube/errors';
 
 /**
@@ -30,4 +35,18 @@ export async function ensureCustomNodeClass(
     .catch((err: unknown) => {
       if (!isConflict(err)) throw err;
     });
+}
+
+/** Creates k8s/examples/nodepool.yaml when the guest has no NodePool; returns its name when created. */
+export async function ensureDefaultNodePool(guest: KubeClients): Promise<string | undefined> {
+  const existing = await guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools' });
+  if (typeof existing === 'object' && existing !== null && 'items' in existing && Array.isArray(existing.items) && existing.items.length > 0) return undefined;
+  const body = z.record(z.string(), z.unknown()).parse(parse(readFileSync(join(projectRoot(), 'k8s', 'examples', 'nodepool.yaml'), 'utf8')));
+  try {
+    await guest.customObjects.createClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', body });
+  } catch (err) {
+    if (!isConflict(err)) throw err;
+    return undefined;
+  }
+  return 'default';
 }
