@@ -35,7 +35,7 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
     await lh?.close();
   });
 
-  async function createNodePool(name: string, nodeClass: string, options: { weight?: number; limits?: Record<string, string>; types?: string[] } = {}) {
+  async function createNodePool(name: string, nodeClass: string, options: { weight?: number; limits?: Record<string, string>; types?: string[]; labels?: Record<string, string> } = {}) {
     await lh.guest.customObjects.createClusterCustomObject({
       group: 'karpenter.sh',
       version: 'v1',
@@ -48,7 +48,7 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
           ...(options.weight ? { weight: options.weight } : {}),
           ...(options.limits ? { limits: options.limits } : {}),
           template: {
-            metadata: { labels: { 'example.com/team': 'provisioning' } },
+            metadata: { labels: { 'example.com/team': 'provisioning', ...options.labels } },
             spec: {
               nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClass },
               requirements: [
@@ -64,7 +64,7 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
     });
   }
 
-  async function deploy(name: string, replicas: number, requests: Record<string, string>, nodePool = pool) {
+  async function deploy(name: string, replicas: number, requests: Record<string, string>, nodeSelector: Record<string, string> = { 'karpenter.sh/nodepool': pool }) {
     await apps.createNamespacedDeployment({
       namespace,
       body: {
@@ -75,7 +75,7 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
           template: {
             metadata: { labels: { app: name } },
             spec: {
-              nodeSelector: { 'karpenter.sh/nodepool': nodePool },
+              nodeSelector,
               tolerations: [{ key: 'autonode.io/test', operator: 'Equal', value: lh.id, effect: 'NoSchedule' }],
               containers: [{ name: 'app', image: 'registry.example/app:1', resources: { requests } }],
             },
@@ -160,5 +160,41 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
     expect(status.conditions).toContainEqual(expect.objectContaining({ type: 'NodeClassReady', status: 'False', message: expect.stringContaining('no-such-class') }));
     expect(status.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'False' }));
     expect(await claimsOf(broken)).toHaveLength(0);
+  });
+
+  it('fills the heavier pool up to its limit, counting claims still launching, then spills to the next', async () => {
+    const tier = { 'example.com/tier': `limits-${lh.id}` };
+    const heavy = `heavy-${lh.id}`;
+    const light = `light-${lh.id}`;
+    await createNodePool(heavy, lh.nodeClassName, { weight: 90, limits: { cpu: '4' }, types: ['m5.xlarge'], labels: tier });
+    await createNodePool(light, lh.nodeClassName, { weight: 5, types: ['c5.xlarge'], labels: tier });
+    await deploy('spill', 5, { cpu: '1', memory: '1Gi' }, tier);
+    await eventually('every spill pod Running', async () => running(await podsOf('spill')).length === 5, 180_000);
+    const heavyClaims = await claimsOf(heavy);
+    const lightClaims = await claimsOf(light);
+    expect(heavyClaims).toHaveLength(1); // m5.xlarge is 4 vCPU: the limit allows one
+    expect(lightClaims.length).toBeGreaterThan(0);
+    const status = z.object({ status: z.object({ resources: z.record(z.string(), z.string()) }) })
+      .parse(await lh.guest.customObjects.getClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name: heavy }));
+    expect(status.status.resources.cpu).toBe('4');
+  });
+
+  it('re-plans onto other offerings when a launch finds its offerings out of capacity, and holds them unavailable', async () => {
+    const tier = { 'example.com/tier': `ice-${lh.id}` };
+    const first = `ice-a-${lh.id}`;
+    const second = `ice-b-${lh.id}`;
+    await createNodePool(first, lh.nodeClassName, { weight: 80, types: ['m5.large'], labels: tier });
+    await createNodePool(second, lh.nodeClassName, { weight: 3, types: ['c5.large'], labels: tier });
+    lh.h.proxy.exhaust(['us-east-1a', 'us-east-1b', 'us-east-1c'].map((zone) => ({ instanceType: 'm5.large', zone, capacityType: 'on-demand' as const })));
+    await deploy('ice', 2, { cpu: '500m', memory: '512Mi' }, tier);
+    await eventually('the ice pods Running', async () => running(await podsOf('ice')).length === 2, 180_000);
+    expect(await claimsOf(first)).toHaveLength(0); // the exhausted claim was deleted
+    expect((await claimsOf(second)).length).toBeGreaterThan(0);
+    const status = await provisioner().query<ProvisionerStatus>('status');
+    expect(status.unavailableOfferings).toEqual(expect.arrayContaining([expect.objectContaining({ instanceType: 'm5.large', capacityType: 'on-demand' })]));
+    const held = status.unavailableOfferings.find((o) => o.instanceType === 'm5.large');
+    expect(Date.parse(held?.until ?? '') - Date.now()).toBeGreaterThan(60_000);
+    expect(Date.parse(held?.until ?? '') - Date.now()).toBeLessThanOrEqual(180_000);
+    lh.h.proxy.reset();
   });
 });
