@@ -2,6 +2,8 @@
 // the packing core on the cloud's catalog, NodeClaims are created like Karpenter's, their
 // workflows launch in moto, simulated kubelets join, kube-scheduler binds, kwok runs.
 import { AppsV1Api, type V1Pod } from '@kubernetes/client-node';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createProvisionerActivities, type BatchResult } from '../../activities/provisioner/activity';
 import { z } from 'zod';
 import { provisionerWorkflowId } from '../../core/lifecycle';
 import { type ProvisionerStatus } from '../../workflows/provisioner';
@@ -196,5 +198,33 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
     expect(Date.parse(held?.until ?? '') - Date.now()).toBeGreaterThan(60_000);
     expect(Date.parse(held?.until ?? '') - Date.now()).toBeLessThanOrEqual(180_000);
     lh.h.proxy.reset();
+  });
+
+  it('a batch run again under its id (a worker killed mid-batch) creates no second claim for the same pods', async () => {
+    // The provisioner keeps the batch id in its state before the activity runs; a worker
+    // killed after solving or part-way through creating claims makes Temporal run the
+    // activity again with that id. Run it twice by hand, the world unchanged in between.
+    const tier = { 'karpenter.sh/nodepool': pool };
+    const activities = createProvisionerActivities({ resolve: lh.resolve, temporal: lh.t.client });
+    const env = new MockActivityEnvironment();
+    const cluster = { name: lh.h.cluster.name, region: lh.h.cluster.region };
+    // the provisioner would act on these pods too: keep its doorbell quiet by making them first
+    const watch = lh.t.client.workflow.getHandle(watchWorkflowId(cluster.name));
+    await watch.cancel();
+    await watch.result().catch(() => undefined);
+    await provisioner().terminate('this test drives batches by hand');
+    await deploy('twice', 4, { cpu: '1', memory: '1Gi' }, tier);
+    await eventually('kube-scheduler to mark the pods Unschedulable', async () => {
+      const pods = await podsOf('twice');
+      return pods.length === 4 && pods.every((p) => p.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable'));
+    });
+    const input = { cluster, taskQueues: lh.taskQueues, batchId: `batch-${lh.id}`, unavailable: [] };
+    const first = await env.run<[], BatchResult, () => Promise<BatchResult>>(() => activities.provisionBatch(input));
+    expect(first.created.length).toBeGreaterThan(0);
+    const claimsAfterFirst = (await claimsOf(pool)).length;
+    const again = await env.run<[], BatchResult, () => Promise<BatchResult>>(() => activities.provisionBatch(input));
+    expect(again.created).toEqual([]);
+    expect((await claimsOf(pool)).length).toBe(claimsAfterFirst);
+    await eventually('the pods Running on the first run\'s claims', async () => running(await podsOf('twice')).length === 4, 180_000);
   });
 });

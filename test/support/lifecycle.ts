@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { writeAutonodeGuestKubeconfig } from '../../dev/autonode/guest-identity';
 import { ensureCustomNodeClass } from '../../dev/autonode/nodeclass';
 import { createEc2ClientFactory, endpointPolicyFromEnv, staticCredentialsProvider } from '../../activities/cloud';
-import { staticClusterResolver } from '../../activities/cluster';
+import { staticClusterResolver, type ClusterResolver } from '../../activities/cluster';
 import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activities/kube/clients';
 import { NodeClaimStore } from '../../activities/kube/nodeclaims';
 import { nodeClaimWorkflowId, type NodeClaimWorkflowInput, type TaskQueues } from '../../core/lifecycle';
@@ -38,6 +38,8 @@ export interface LifecycleHarness {
   taskQueues: TaskQueues;
   /** the guest kubeconfig of autonode's ServiceAccount (k8s/guest/rbac.yaml), as the workers use it */
   autonodeKubeconfigPath: string;
+  /** the workers' cluster resolver (autonode's identity, moto behind the fault proxy), for calling activities directly */
+  resolve: ClusterResolver;
   /** `spec` replaces fields of a launchable default spec (any field: tests of bad input set what they need) */
   createNodeClaim(name: string, spec?: { terminationGracePeriod?: string; expireAfter?: string; requirements?: { key: string; operator: string; values?: string[] }[] } & Record<string, unknown>): Promise<string>;
   startLifecycle(name: string, uid: string, timeouts?: NodeClaimWorkflowInput['timeouts']): ReturnType<TemporalHarness['client']['workflow']['start']>;
@@ -70,12 +72,13 @@ export async function startLifecycleHarness(): Promise<LifecycleHarness> {
     endpointPolicy: endpointPolicyFromEnv(process.env),
   });
   const autonodeKubeconfigPath = await writeAutonodeGuestKubeconfig(guest, join(stack.dir, `autonode-${id}.kubeconfig`));
+  const resolve = staticClusterResolver({ guestKubeconfigPath: autonodeKubeconfigPath, ec2ClientFor });
   const workers: Worker[] = await createAutonodeWorkers({
     connection: t.connection,
     client: t.client,
     namespace: t.namespace,
     // The workers act as autonode's own least-privileged identity (k8s/guest/rbac.yaml).
-    resolve: staticClusterResolver({ guestKubeconfigPath: autonodeKubeconfigPath, ec2ClientFor }),
+    resolve,
     workflows: { workflowBundle: workflowBundle() },
     nodeClaimDefaults: lifecycleDefaults,
     taskQueues,
@@ -104,6 +107,7 @@ export async function startLifecycleHarness(): Promise<LifecycleHarness> {
     nodeClassName,
     taskQueues,
     autonodeKubeconfigPath,
+    resolve,
     async createNodeClaim(name, extra = {}) {
       await guest.customObjects.createClusterCustomObject({
         group: 'karpenter.sh',
