@@ -5,9 +5,7 @@ import { createNodeClaimCloudActivities } from '../activities/nodeclaim/cloud';
 import { createNodeClaimKubeActivities } from '../activities/nodeclaim/kube';
 import { createLegacyNodeClaimActivities } from '../activities/nodeclaim/legacy';
 import { createWatchActivities } from '../activities/watch/activity';
-import { loadLinearSolver } from '../activities/packing/highs';
 import { createProvisionerActivities } from '../activities/provisioner/activity';
-import { type LinearSolver } from '../core/packing';
 import { createGcActivities } from '../activities/gc/activity';
 import { defaultTaskQueues, type NodeClaimWorkflowInput, type TaskQueues } from '../core/lifecycle';
 import { type Client } from '@temporalio/client';
@@ -26,8 +24,7 @@ export interface AutonodeWorkersOptions {
   taskQueues?: TaskQueues;
   /** EC2 calls per second from this worker (the cloud queue's rate limit) */
   cloudActivitiesPerSecond?: number;
-  /** the LP solver for the packing activity, loaded once per process (default: HiGHS) */
-  linearSolver?: () => Promise<LinearSolver | undefined>;
+
 }
 
 /**
@@ -78,7 +75,6 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
     activities: createProvisionerActivities({
       resolve: options.resolve,
       temporal: options.client,
-      linearSolver: options.linearSolver ?? loadLinearSolverOnce(),
       ...(options.nodeClaimDefaults ? { nodeClaimDefaults: options.nodeClaimDefaults } : {}),
     }),
     // a batch is CPU-bound: one at a time per process, more processes for more
@@ -88,11 +84,6 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
   return [control, cloud, packing];
 }
 
-/** HiGHS is WebAssembly: loaded on first use, then shared by every batch of the process. */
-function loadLinearSolverOnce(): () => Promise<LinearSolver | undefined> {
-  let loaded: Promise<LinearSolver> | undefined;
-  return () => (loaded ??= loadLinearSolver());
-}
 
 /** Runs the workers until one fails or all are shut down; shuts the others down on failure. */
 export async function runWorkers(workers: Worker[]): Promise<void> {

@@ -10,7 +10,6 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { type Condition } from '../../core/api';
 import { conditionSchema } from '../../core/api/primitives';
 import { ClusterRefSchema, TaskQueuesSchema, nodeClaimWorkflowId, setCondition, type ClusterRef, type ConditionUpdate, type NodeClaimWorkflowInput, type TaskQueues } from '../../core/lifecycle';
-import { solve, type LinearSolver } from '../../core/packing';
 import { asPlannedCapacity, nodeClaimManifest, poolUsage, type ClaimUsage } from '../../core/provisioning';
 import { assembleObjects, catalogQueryFor, type ObjectDocument } from '../../core/workloads/assemble';
 import { NodeClassInputSchema } from '../cloud';
@@ -18,14 +17,17 @@ import { type ClusterResolver } from '../cluster';
 import { type KubeClients } from '../kube/clients';
 import { isConflict, isNotFound } from '../kube/errors';
 import { createEventRecorder, type RecordEvent } from '../kube/events';
+import { createSolverThread, type SolverThread } from './solver-thread';
 import { readWorld, type World } from './world';
 
 export interface ProvisionerActivityDeps {
   resolve: ClusterResolver;
   /** starts each new claim's nodeclaim workflow at once */
   temporal: Client;
-  /** the LP solver (HiGHS), loaded once per worker process; without it plans are greedy only */
-  linearSolver?: () => Promise<LinearSolver | undefined>;
+  /** where solves run: a worker thread of its own (default), HiGHS loaded there once */
+  solver?: SolverThread;
+  /** LP-guided plans (HiGHS); false: greedy only */
+  guided?: boolean;
   nodeClaimDefaults?: Pick<NodeClaimWorkflowInput, 'timeouts' | 'csrPolicy'>;
   now?: () => Date;
 }
@@ -66,6 +68,7 @@ const PoolMetaSchema = z.object({ metadata: z.object({ name: z.string(), uid: z.
  */
 export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
   const now = deps.now ?? (() => new Date());
+  const solver = deps.solver ?? createSolverThread();
   return {
     async provisionBatch(raw: ProvisionBatchInput): Promise<BatchResult> {
       const input = ProvisionBatchInputSchema.parse(raw);
@@ -143,8 +146,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
         now: now().getTime(),
         catalog: (query) => typesByClass.get(query.nodeClassName) ?? { ok: false, reason: `EC2NodeClass ${query.nodeClassName} not found` },
       });
-      const linearSolver = await deps.linearSolver?.();
-      const plan = solve(packing, linearSolver ? { linearSolver } : {});
+      const plan = await solver.solve(packing, { guided: deps.guided ?? true });
       result.solveMs = Date.now() - started;
       heartbeat('create');
 

@@ -54,6 +54,8 @@ const MetaSchema = z.object({
   deletionTimestamp: z.unknown().optional(),
   annotations: z.record(z.string(), z.string()).optional().nullable(),
 });
+const PoolGenerationSchema = z.object({ metadata: z.object({ name: z.string(), generation: z.number().optional() }) });
+
 /** The watcher reads only a claim's identity and status, from the one NodeClaim schema. */
 const WatchedNodeClaimSchema = StoredNodeClaimSchema.pick({ metadata: true, status: true }).extend({
   metadata: StoredNodeClaimSchema.shape.metadata.partial({ uid: true, resourceVersion: true }),
@@ -122,6 +124,7 @@ export function createWatchActivities(deps: WatchActivityDeps) {
           log(`ringing the provisioner: ${err instanceof Error ? err.message : String(err)}`);
         }
       });
+      const poolGenerations = new Map<string, number | undefined>();
       const eventType = (t: string): WatchEventType => (t === 'DELETED' ? 'DELETED' : t === 'MODIFIED' ? 'MODIFIED' : 'ADDED');
 
       try {
@@ -159,6 +162,28 @@ export function createWatchActivities(deps: WatchActivityDeps) {
             onRelist: async () => doorbell.ring(),
             onEvent: async ({ type, object }) => {
               if (type !== 'DELETED' && podDisposition(object) === 'provisionable') doorbell.ring();
+            },
+          }),
+          listWatch({
+            watch: guest.watch,
+            path: '/apis/karpenter.sh/v1/nodepools',
+            list: () => guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools' }),
+            signal: abort.signal,
+            ...(deps.stallMs ? { stallMs: deps.stallMs } : {}),
+            log,
+            onProgress: (rv) => (progress.nodepools = rv),
+            onRelist: async () => doorbell.ring(),
+            onEvent: async ({ type, object }) => {
+              // A new or changed pool (its spec: the generation moves; not its status, which
+              // the provisioner writes itself) is reported on and may place waiting pods.
+              const pool = PoolGenerationSchema.safeParse(object);
+              if (!pool.success) return;
+              const { name, generation } = pool.data.metadata;
+              if (type === 'DELETED') poolGenerations.delete(name);
+              else if (poolGenerations.get(name) !== generation) {
+                poolGenerations.set(name, generation);
+                doorbell.ring();
+              }
             },
           }),
           listWatch({
