@@ -1,9 +1,10 @@
 /**
  * AMIs as node class resolution reports them, read with DescribeImages, and the choice of
- * the one to launch for an architecture.
+ * the one to launch for each architecture.
  */
 import { DescribeImagesCommand, type Filter } from '@aws-sdk/client-ec2';
 import { type AmiVariant } from './ami-alias';
+import { type Architecture, type ImagesByArchitecture } from './domain';
 import { call, type Ec2Context } from './context';
 import { DescribeImagesOutputSchema } from './ec2-schemas';
 
@@ -57,4 +58,20 @@ const servesStandardInstances = (ami: ResolvedAmi): boolean => ami.variants === 
 export function pickAmi(amis: readonly ResolvedAmi[], architecture: string): ResolvedAmi | undefined {
   const candidates = sortAmis(amis).filter((a) => a.architecture === architecture);
   return candidates.find(servesStandardInstances) ?? candidates[0];
+}
+
+/** EC2 names architectures differently from Kubernetes (an image's `Architecture` field). */
+export const EC2_ARCHITECTURE: Readonly<Record<Architecture, string>> = { amd64: 'x86_64', arm64: 'arm64' };
+
+/**
+ * pickAmi's choice for each of `architectures` that has one: what a launch needs when a
+ * NodeClaim's instance types span architectures (one launch template per image).
+ */
+export function imagesByArchitecture(amis: readonly ResolvedAmi[], architectures: readonly Architecture[]): ImagesByArchitecture {
+  const images: ImagesByArchitecture = {};
+  for (const architecture of architectures) {
+    const ami = pickAmi(amis, EC2_ARCHITECTURE[architecture]);
+    if (ami) images[architecture] = ami.id;
+  }
+  return images;
 }

@@ -7,6 +7,13 @@ import { z } from 'zod';
 export const CapacityTypeSchema = z.enum(['spot', 'on-demand']);
 export type CapacityType = z.infer<typeof CapacityTypeSchema>;
 
+/** The architectures autonode launches, by their Kubernetes names (`kubernetes.io/arch`). */
+export const ArchitectureSchema = z.enum(['amd64', 'arm64']);
+export type Architecture = z.infer<typeof ArchitectureSchema>;
+
+/** The AMI to launch for each architecture; an architecture without one cannot launch. */
+export type ImagesByArchitecture = Partial<Record<Architecture, string>>;
+
 /** The cluster a provider instance works for. No credentials: those come from a port. */
 export const CloudClusterRefSchema = z.object({
   /** infra ID: the `kubernetes.io/cluster/<name>` tag every node carries */

@@ -9,6 +9,7 @@ export { type LaunchRequest, type LaunchResult } from './launch';
 export { type InstanceTypeOption, type Offering, type SubnetChoice, planFleet } from './overrides';
 export { type NodeClassInput, NodeClassInputSchema } from './node-class-input';
 export { type NodeClassResolution, type NodeClassCondition, type AmiResolutionOptions, pickAmi } from './node-class';
+export { EC2_ARCHITECTURE, imagesByArchitecture } from './amis';
 export {
   type SsmApi,
   type SsmParameterLookup,

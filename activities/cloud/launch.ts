@@ -1,5 +1,9 @@
 /**
  * Launches the instance of one NodeClaim with CreateFleet `type: instant`, capacity 1.
+ * The claim's instance types may span architectures: every image gets its own launch
+ * template and LaunchTemplateConfig, and every override names the image of its type's
+ * architecture, so whichever option EC2 picks boots an image built for it (karpenter.md
+ * §2.4: several templates when AMIs differ by architecture).
  * Idempotent by the NodeClaim: a retried launch (lost response, worker crash, activity
  * retry) finds the instance by its `karpenter.sh/nodeclaim` tag before creating, and
  * CreateFleet carries a client token derived from the NodeClaim UID and the request.
@@ -9,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { CreateFleetCommand, _InstanceType, type CreateFleetCommandInput } from '@aws-sdk/client-ec2';
-import { type CapacityType, type CloudInstance, TagKeys, isRestrictedTagKey } from './domain';
+import { type CapacityType, type CloudInstance, type ImagesByArchitecture, TagKeys, isRestrictedTagKey } from './domain';
 import { CreateFleetOutputSchema, type CreateFleetOutput } from './ec2-schemas';
 import {
   type ExhaustedOffering,
@@ -21,11 +25,12 @@ import {
 } from './errors';
 import { classifyAwsError, isRetryableClass, missingPermissions } from './classify';
 import { backoffDelayMs, toCloudError } from './retry';
-import { planFleet, type FleetOverride, type InstanceTypeOption, type SubnetChoice } from './overrides';
+import { overridesByImage, planFleet, type FleetOverride, type InstanceTypeOption, type SubnetChoice } from './overrides';
 import { launchedInstanceIds, summarizeFleetErrors } from './fleet-response';
 import { ensureLaunchTemplate, canonicalJson, type LaunchTemplateRef } from './launch-template';
 import { findByNodeClaim, getInstanceById } from './instances';
 import { type Ec2Context } from './context';
+import { assertNever } from '../../core/assert';
 
 export interface LaunchRequest {
   nodeClaim: { name: string; uid: string };
@@ -39,9 +44,12 @@ export interface LaunchRequest {
     userData: string;
     instanceProfile?: string;
   };
-  /** the AMI for the claim's architecture, chosen from the resolved node class */
-  imageId: string;
-  /** the claim's compatible instance types with their offerings, from the plan */
+  /**
+   * the AMI per architecture, chosen from the resolved node class; instance types of an
+   * architecture without one are not launched
+   */
+  images: ImagesByArchitecture;
+  /** the claim's compatible instance types with their architecture and offerings, from the plan */
   instanceTypes: InstanceTypeOption[];
   capacityTypes: CapacityType[];
   /** the claim's zone requirement; undefined means any zone with a subnet */
@@ -87,10 +95,16 @@ export function isKnownInstanceType(name: string): name is _InstanceType {
   return KNOWN_INSTANCE_TYPES.has(name);
 }
 
-export function buildCreateFleetInput(options: {
+/** One LaunchTemplateConfig: a launch template (one image) and the overrides that boot it. */
+export interface FleetLaunchConfig {
   launchTemplate: LaunchTemplateRef;
-  capacityType: CapacityType;
   overrides: FleetOverride[];
+}
+
+export function buildCreateFleetInput(options: {
+  /** in the order EC2 should see them (overridesByImage: cheapest first) */
+  configs: FleetLaunchConfig[];
+  capacityType: CapacityType;
   tags: Record<string, string>;
   nodeClaimUid: string;
 }): CreateFleetCommandInput {
@@ -104,18 +118,21 @@ export function buildCreateFleetInput(options: {
     ...(options.capacityType === 'spot'
       ? { SpotOptions: { AllocationStrategy: SPOT_STRATEGY } }
       : { OnDemandOptions: { AllocationStrategy: ON_DEMAND_STRATEGY } }),
-    LaunchTemplateConfigs: [
-      {
-        LaunchTemplateSpecification: { LaunchTemplateId: options.launchTemplate.id, Version: '$Default' },
-        Overrides: options.overrides.flatMap((o) => (isKnownInstanceType(o.instanceType) ? [{
-          InstanceType: o.instanceType,
-          SubnetId: o.subnetId,
-          AvailabilityZone: o.zone,
-          ImageId: o.imageId,
-          Priority: o.priority,
-        }] : [])),
-      },
-    ],
+    // ImageId on each override as well as in its template, as Karpenter does: an override's
+    // ImageId wins over its template's, and EC2 echoes overrides in its errors.
+    LaunchTemplateConfigs: options.configs.flatMap((config) => {
+      const overrides = config.overrides.flatMap((o) => (isKnownInstanceType(o.instanceType) ? [{
+        InstanceType: o.instanceType,
+        SubnetId: o.subnetId,
+        AvailabilityZone: o.zone,
+        ImageId: o.imageId,
+        Priority: o.priority,
+      }] : []));
+      // A config without overrides would launch the template's bare defaults.
+      return overrides.length > 0
+        ? [{ LaunchTemplateSpecification: { LaunchTemplateId: config.launchTemplate.id, Version: '$Default' }, Overrides: overrides }]
+        : [];
+    }),
     TagSpecifications: [
       { ResourceType: 'instance', Tags: tagList },
       { ResourceType: 'volume', Tags: tagList },
@@ -197,24 +214,39 @@ export async function launchNodeClaim(ctx: Ec2Context, request: LaunchRequest): 
     instanceTypes: request.instanceTypes.filter((it) => isKnownInstanceType(it.instanceType)),
     subnets: request.nodeClass.subnets,
     capacityTypes: request.capacityTypes,
-    imageId: request.imageId,
+    images: request.images,
     ...(request.zones ? { zones: request.zones } : {}),
   });
-  if (plan.kind === 'nothing-available') {
-    throw new InsufficientCapacityError([], `cannot launch NodeClaim ${request.nodeClaim.name}: ${plan.reason}`);
+  switch (plan.kind) {
+    case 'launch':
+      break;
+    case 'nothing-available':
+      throw new InsufficientCapacityError([], `cannot launch NodeClaim ${request.nodeClaim.name}: ${plan.reason}`);
+    case 'no-image':
+      // The caller checks for an image first (a node-class problem, retried); reaching here is a bad request.
+      throw new InvalidRequestError('CreateFleet', 'NoImageForArchitecture', `cannot launch NodeClaim ${request.nodeClaim.name}: ${plan.reason}`);
+    default:
+      return assertNever(plan);
   }
-  const launchTemplate = await ensureLaunchTemplate(ctx, {
-    nodeClassName: request.nodeClass.name,
-    imageId: request.imageId,
-    userData: request.nodeClass.userData,
-    securityGroupIds: request.nodeClass.securityGroupIds,
-    tags: Object.fromEntries(Object.entries(request.nodeClass.tags).filter(([key]) => !isRestrictedTagKey(key))),
-    ...(request.nodeClass.instanceProfile ? { instanceProfile: request.nodeClass.instanceProfile } : {}),
-  });
+  if (plan.withoutImage.length > 0) {
+    ctx.logger.warn({ nodeClaim: request.nodeClaim.name, withoutImage: plan.withoutImage }, 'dropping instance types whose architecture has no AMI');
+  }
+  const configs: FleetLaunchConfig[] = [];
+  // One template per image, sequentially: each is create-if-absent by its content hash.
+  for (const group of overridesByImage(plan.overrides)) {
+    const launchTemplate = await ensureLaunchTemplate(ctx, {
+      nodeClassName: request.nodeClass.name,
+      imageId: group.imageId,
+      userData: request.nodeClass.userData,
+      securityGroupIds: request.nodeClass.securityGroupIds,
+      tags: Object.fromEntries(Object.entries(request.nodeClass.tags).filter(([key]) => !isRestrictedTagKey(key))),
+      ...(request.nodeClass.instanceProfile ? { instanceProfile: request.nodeClass.instanceProfile } : {}),
+    });
+    configs.push({ launchTemplate, overrides: group.overrides });
+  }
   const input = buildCreateFleetInput({
-    launchTemplate,
+    configs,
     capacityType: plan.capacityType,
-    overrides: plan.overrides,
     tags: instanceTags(request, ctx.cluster.name),
     nodeClaimUid: request.nodeClaim.uid,
   });
@@ -235,7 +267,9 @@ export async function launchNodeClaim(ctx: Ec2Context, request: LaunchRequest): 
       providerId: instance.providerId,
       instanceType: instance.instanceType,
       capacityType: instance.capacityType,
+      imageId: instance.imageId,
       overrides: plan.overrides.length,
+      launchTemplates: configs.length,
       exhausted: summary.exhausted.length,
       ms: ctx.clock.now().getTime() - started,
     },

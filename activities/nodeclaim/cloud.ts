@@ -1,7 +1,20 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import { EXPECTED_NODE_NAME_ANNOTATION, launchOptionsForClaim, type ClusterRef, type LaunchedInstance } from '../../core/lifecycle';
-import { NodeClassInputSchema, isInsufficientCapacityError, pickAmi, withCloudFailures, type CloudInstance, type SubnetChoice } from '../cloud';
+import { EXPECTED_NODE_NAME_ANNOTATION, launchOptionsForClaim, type ClusterRef, type LaunchOption, type LaunchedInstance } from '../../core/lifecycle';
+import {
+  ArchitectureSchema,
+  EC2_ARCHITECTURE,
+  NodeClassInputSchema,
+  imagesByArchitecture,
+  isInsufficientCapacityError,
+  withCloudFailures,
+  type Architecture,
+  type CloudInstance,
+  type InstanceTypeOption,
+  type SubnetChoice,
+} from '../cloud';
+import { type InstanceType } from '../../core/instancetypes';
+import { LabelKey } from '../../core/scheduling';
 import { type ClusterResolver } from '../cluster';
 import { failWith } from '../failures';
 import { isNotFound } from '../kube/errors';
@@ -42,6 +55,27 @@ function unsupportedNodeClassRef(ref: { group?: string | undefined; kind?: strin
   if (group === 'karpenter.k8s.aws' && kind === 'EC2NodeClass') return undefined;
   return `spec.nodeClassRef names ${kind}.${group} ${ref.name}; autonode launches only from karpenter.k8s.aws EC2NodeClass objects (set nodeClassRef.group: karpenter.k8s.aws, kind: EC2NodeClass)`;
 }
+
+/**
+ * The claim's launch options with their architecture (the `kubernetes.io/arch` label EC2's
+ * instance types carry). A type without a label we launch for has no image either way.
+ */
+function withArchitectures(options: readonly LaunchOption[], instanceTypes: readonly InstanceType[]): InstanceTypeOption[] {
+  const architectureOf = new Map(instanceTypes.map((t) => [t.name, ArchitectureSchema.safeParse(t.labels[LabelKey.arch])]));
+  return options.flatMap((o) => {
+    const architecture = architectureOf.get(o.instanceType);
+    return architecture?.success ? [{ ...o, architecture: architecture.data }] : [];
+  });
+}
+
+/** "t4g.medium, m6g.large and 3 more": a message names a few types, not sixty. */
+function someTypes(names: readonly string[], shown = 5): string {
+  return names.length <= shown ? names.join(', ') : `${names.slice(0, shown).join(', ')} and ${names.length - shown} more`;
+}
+
+/** "amd64 (x86_64)": an AMI's Architecture field uses EC2's name. */
+const describeArchitecture = (architecture: Architecture) =>
+  EC2_ARCHITECTURE[architecture] === architecture ? architecture : `${architecture} (${EC2_ARCHITECTURE[architecture]})`;
 
 const StoredNodeClassSchema = z.object({ metadata: z.object({ name: z.string() }), spec: z.record(z.string(), z.unknown()) });
 
@@ -147,9 +181,18 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
         await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'InstanceTypesUnsatisfiable', message: options.reason }] }, now().toISOString());
         throw failWith.permanent('Invalid', options.reason);
       }
-      const arch = instanceTypes.find((t) => t.name === options.options[0]?.instanceType)?.labels['kubernetes.io/arch'] ?? 'amd64';
-      const ami = pickAmi(resolution.amis, arch === 'arm64' ? 'arm64' : 'x86_64');
-      if (!ami) return await nodeClassNotReady('AMINotFound', `EC2NodeClass ${nodeClassName} resolved no AMI for ${arch}`);
+      // An AMI per architecture the claim's types span: the fleet may pick any of them, and
+      // each boots the image of its own architecture. Types without one are left out.
+      const launchOptions = withArchitectures(options.options, instanceTypes);
+      const architectures = [...new Set(launchOptions.map((o) => o.architecture))].sort();
+      const images = imagesByArchitecture(resolution.amis, architectures);
+      if (!launchOptions.some((o) => images[o.architecture] !== undefined)) {
+        const wanted = architectures.length > 0 ? architectures.map(describeArchitecture).join(' or ') : 'their architecture';
+        return await nodeClassNotReady(
+          'AMINotFound',
+          `EC2NodeClass ${nodeClassName} resolved no AMI for ${wanted}, which the instance types NodeClaim ${name} allows need (${someTypes(options.options.map((o) => o.instanceType))}); add an amiSelectorTerm that matches one, or allow instance types of an architecture the class has an AMI for`,
+        );
+      }
       const subnets: SubnetChoice[] = resolution.subnets.map((s) => ({ id: s.id, zone: s.zone, availableIpCount: s.availableIpCount }));
 
       let result;
@@ -166,8 +209,8 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
               userData: resolution.userData ?? '',
               ...(nodeClass.spec.instanceProfile ? { instanceProfile: nodeClass.spec.instanceProfile } : {}),
             },
-            imageId: ami.id,
-            instanceTypes: options.options,
+            images,
+            instanceTypes: launchOptions,
             capacityTypes: options.capacityTypes,
             zones: options.zones,
           }),

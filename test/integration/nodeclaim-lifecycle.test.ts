@@ -3,6 +3,8 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppsV1Api, PolicyV1Api, StorageV1Api } from '@kubernetes/client-node';
+import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
+import { ensureCustomNodeClass } from '../../dev/autonode/nodeclass';
 import { nodeClaimWorkflowId, type NodeClaimResult, type NodeClaimStatusView } from '../../core/lifecycle';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
 
@@ -373,6 +375,108 @@ describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto +
     });
     expect(goneOrder).toEqual(['ordinary', 'daemonset', 'critical']);
     await handle.result();
+  });
+
+  describe('a node class with an x86_64 and an arm64 AMI', () => {
+    const multiArchClass = () => `lc-${lh.id}-multiarch`;
+    beforeAll(async () => {
+      await ensureCustomNodeClass(lh.guest, {
+        name: multiArchClass(),
+        discoveryTag: lh.h.fixtures.discoveryTag,
+        amiSelectorTerms: [{ id: lh.h.fixtures.imageId }, { id: lh.h.fixtures.arm64ImageId }],
+        userData: '#!/bin/bash\necho join\n',
+      });
+    });
+
+    it.each([
+      { arch: 'arm64', types: ['t4g.medium', 'm6g.large'], image: () => lh.h.fixtures.arm64ImageId },
+      { arch: 'amd64', types: ['m5.large', 'm5.xlarge'], image: () => lh.h.fixtures.imageId },
+    ])('launches a claim allowing only $arch types with the $arch AMI', async ({ arch, types, image }) => {
+      const name = `lc-${lh.id}-only-${arch}`;
+      lh.silent.add(name); // the image is the point here, not the node
+      const uid = await lh.createNodeClaim(name, {
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: multiArchClass() },
+        requirements: [
+          { key: 'node.kubernetes.io/instance-type', operator: 'In', values: types },
+          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+        ],
+      });
+      const handle = await lh.startLifecycle(name, uid, { registration: '10m' });
+      const claim = await eventually('the claim to be Launched', async () => {
+        const c = await lh.claims.get(name);
+        return c?.status?.conditions?.some((x) => x.type === 'Launched' && x.status === 'True') ? c : undefined;
+      });
+
+      expect(types).toContain(claim.metadata.labels?.['node.kubernetes.io/instance-type']);
+      expect(claim.status?.imageID).toBe(image());
+      const instanceId = claim.status?.providerID?.split('/').pop() ?? '';
+      const instance = (await lh.h.direct.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }))).Reservations?.[0]?.Instances?.[0];
+      expect(instance).toMatchObject({ ImageId: image(), InstanceType: claim.metadata.labels?.['node.kubernetes.io/instance-type'] });
+
+      await lh.guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims', name });
+      const result: NodeClaimResult = await handle.result();
+      expect(result.end).toEqual({ kind: 'deleted', by: 'nodeclaim' });
+    });
+
+    it('boots the x86_64 AMI when a claim allowing both architectures lands on its amd64 type', async () => {
+      // t4g.medium is the cheaper; with its pools exhausted EC2 (here: the fault proxy) fills
+      // the claim with m5.large, which must not get the arm64 image the cheapest type needs.
+      const name = `lc-${lh.id}-mixed-arch`;
+      lh.silent.add(name);
+      lh.h.proxy.exhaust(['us-east-1a', 'us-east-1b', 'us-east-1c'].map((zone) => ({ instanceType: 't4g.medium', zone, capacityType: 'on-demand' as const })));
+      try {
+        const uid = await lh.createNodeClaim(name, {
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: multiArchClass() },
+          requirements: [
+            { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['t4g.medium', 'm5.large'] },
+            { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+          ],
+        });
+        const handle = await lh.startLifecycle(name, uid, { registration: '10m' });
+        const claim = await eventually('the claim to be Launched', async () => {
+          const c = await lh.claims.get(name);
+          return c?.status?.conditions?.some((x) => x.type === 'Launched' && x.status === 'True') ? c : undefined;
+        });
+        expect(lh.h.proxy.injected).toContainEqual(expect.objectContaining({ kind: 'insufficient-capacity', forwarded: true }));
+        expect(claim.metadata.labels?.['node.kubernetes.io/instance-type']).toBe('m5.large');
+        expect(claim.status?.imageID).toBe(lh.h.fixtures.imageId);
+        const instanceId = claim.status?.providerID?.split('/').pop() ?? '';
+        const instance = (await lh.h.direct.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }))).Reservations?.[0]?.Instances?.[0];
+        expect(instance).toMatchObject({ ImageId: lh.h.fixtures.imageId, InstanceType: 'm5.large', Architecture: 'x86_64' });
+
+        await lh.guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims', name });
+        expect((await handle.result()).end).toEqual({ kind: 'deleted', by: 'nodeclaim' });
+      } finally {
+        lh.h.proxy.reset();
+      }
+    });
+
+    it('says which architecture lacks an AMI when the class has none for any allowed type', async () => {
+      const name = `lc-${lh.id}-no-arm-ami`;
+      // the harness's own class resolves only the x86_64 AMI
+      const uid = await lh.createNodeClaim(name, {
+        requirements: [
+          { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['t4g.medium', 'm6g.large'] },
+          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+        ],
+      });
+      const handle = await lh.startLifecycle(name, uid);
+      const launched = await eventually('the claim to say why it cannot launch', async () => {
+        const c = await lh.claims.get(name);
+        return c?.status?.conditions?.find((x) => x.type === 'Launched' && x.reason === 'NodeClassNotReady');
+      });
+      expect(launched.message).toContain(`EC2NodeClass ${lh.nodeClassName} resolved no AMI for arm64, which the instance types NodeClaim ${name} allows need (`);
+      expect(launched.message).toMatch(/\(.*m6g\.large.*\)/);
+      expect(launched.message).toMatch(/\(.*t4g\.medium.*\)/);
+      const events = await lh.guest.core.listEventForAllNamespaces({ fieldSelector: `source=karpenter,involvedObject.name=${name}` });
+      expect(events.items.find((e) => e.reason === 'NodeClassNotReady')?.message).toBe(launched.message);
+      expect(await lh.h.provider.findByNodeClaim(name)).toBeUndefined();
+
+      // a claim being deleted stops waiting for the class
+      await lh.guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims', name });
+      await handle.result();
+      await eventually('the claim to be released', async () => (await lh.claims.get(name)) === undefined);
+    });
   });
 
   it('notices `kubectl delete nodeclaim` while waiting for registration, without a watcher', async () => {

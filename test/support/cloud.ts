@@ -1,11 +1,12 @@
 /**
  * Integration harness for the EC2 cloud provider: moto from the local stack, the fault
  * proxy in front of it, and per-test-file fixtures (a VPC with tagged subnets in three
- * zones, a tagged security group, a tagged AMI) under a unique cluster name, so test files
- * sharing one moto never see each other's machines.
+ * zones, a tagged security group, a tagged x86_64 AMI, and an untagged arm64 AMI for tests
+ * that select it by id) under a unique cluster name, so test files sharing one moto never
+ * see each other's machines.
  */
 import { randomUUID } from 'node:crypto';
-import { DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import { DescribeImagesCommand, DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
 import { createClusterNetwork } from '../../dev/autonode/ec2-fixtures';
 import { loadStackInfo } from './stack';
 import { startEc2FaultProxy, type Ec2FaultProxy } from './ec2-fault-proxy';
@@ -31,7 +32,16 @@ export interface CloudHarness {
   /** straight to moto, for fixtures and for checking what really exists */
   direct: EC2Client;
   retries: RetryEvent[];
-  fixtures: { vpcId: string; subnetIds: string[]; securityGroupId: string; imageId: string; discoveryTag: Record<string, string> };
+  fixtures: {
+    vpcId: string;
+    subnetIds: string[];
+    securityGroupId: string;
+    /** x86_64, carries the discovery tag */
+    imageId: string;
+    /** arm64, untagged: node classes that want it name it by id */
+    arm64ImageId: string;
+    discoveryTag: Record<string, string>;
+  };
   close(): Promise<void>;
 }
 
@@ -73,9 +83,22 @@ export async function startCloudHarness(): Promise<CloudHarness> {
   };
 }
 
-function createFixtures(ec2: EC2Client, clusterName: string): Promise<CloudHarness['fixtures']> {
+async function createFixtures(ec2: EC2Client, clusterName: string): Promise<CloudHarness['fixtures']> {
   // A random /16 per test file: files share one moto, and equal addresses would mean equal node names.
-  return createClusterNetwork(ec2, { clusterName, zones: ZONES, octet: 10 + Math.floor(Math.random() * 200) });
+  const network = await createClusterNetwork(ec2, { clusterName, zones: ZONES, octet: 10 + Math.floor(Math.random() * 200) });
+  return { ...network, arm64ImageId: await anArm64Image(ec2) };
+}
+
+/** One of the arm64 Linux AMIs moto ships, the same one every time (lowest id). */
+async function anArm64Image(ec2: EC2Client): Promise<string> {
+  const images = await ec2.send(new DescribeImagesCommand({ Owners: ['amazon'], Filters: [{ Name: 'architecture', Values: ['arm64'] }] }));
+  const ids = (images.Images ?? [])
+    .filter((i) => (i.Platform ?? '').toLowerCase() !== 'windows')
+    .flatMap((i) => (i.ImageId ? [i.ImageId] : []))
+    .sort();
+  const id = ids[0];
+  if (!id) throw new Error('the EC2 API has no arm64 AMI');
+  return id;
 }
 
 /** A node class selecting this harness's fixtures by the discovery tag. */
@@ -117,10 +140,10 @@ export async function aLaunchRequest(h: CloudHarness, overrides: Partial<LaunchR
       subnets: resolved.subnets,
       userData: resolved.userData ?? '',
     },
-    imageId: h.fixtures.imageId,
+    images: { amd64: h.fixtures.imageId },
     instanceTypes: [
-      { instanceType: 'm5.large', offerings: offerings({ spot: 0.04, onDemand: 0.096 }) },
-      { instanceType: 'm5.xlarge', offerings: offerings({ spot: 0.08, onDemand: 0.192 }) },
+      { instanceType: 'm5.large', architecture: 'amd64', offerings: offerings({ spot: 0.04, onDemand: 0.096 }) },
+      { instanceType: 'm5.xlarge', architecture: 'amd64', offerings: offerings({ spot: 0.08, onDemand: 0.192 }) },
     ],
     capacityTypes: ['spot', 'on-demand'],
     ...overrides,

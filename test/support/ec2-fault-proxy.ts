@@ -7,8 +7,10 @@
  * - Exhausted pools: CreateFleet overrides for a chosen (instanceType, zone, capacityType)
  *   are removed before forwarding, and reported the way EC2 does, in the response's
  *   `errorSet` (EC2 API reference: CreateFleetError — launchTemplateAndOverrides,
- *   lifecycle, errorCode, errorMessage). When nothing is left, moto is not called (it would
- *   launch from the bare template) and the proxy answers with errors only.
+ *   lifecycle, errorCode, errorMessage), each naming its own config's launch template. A
+ *   LaunchTemplateConfig left without overrides is removed too, and the rest renumbered:
+ *   moto would launch such a config's bare template. When nothing is left, moto is not
+ *   called and the proxy answers with errors only.
  * - One-shot rules per action: RequestLimitExceeded (503), InternalError (500),
  *   UnauthorizedOperation (403), and "drop the response": forwarded, moto acts, and the
  *   client's socket is destroyed before a byte of the answer is written.
@@ -64,6 +66,7 @@ export interface Ec2FaultProxy {
 }
 
 const OVERRIDE_KEY = /^LaunchTemplateConfigs\.(\d+)\.Overrides\.(\d+)\.(.+)$/;
+const CONFIG_KEY = /^LaunchTemplateConfigs\.(\d+)\.(.+)$/;
 
 function escapeXml(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -113,13 +116,26 @@ export function splitOverrides(params: URLSearchParams): { rest: [string, string
   return { rest, overrides };
 }
 
+/** Puts `overrides` back; configs none of them belong to are dropped, the others renumbered from 1. */
 export function joinOverrides(rest: [string, string][], overrides: Override[]): URLSearchParams {
-  const params = new URLSearchParams(rest);
+  const configs = [...new Set(overrides.map((o) => o.config))].sort((a, b) => Number(a) - Number(b));
+  const renumbered = new Map(configs.map((config, index) => [config, String(index + 1)]));
+  const params = new URLSearchParams();
+  for (const [key, value] of rest) {
+    const match = CONFIG_KEY.exec(key);
+    if (!match) {
+      params.append(key, value);
+      continue;
+    }
+    const [, config = '', field = ''] = match;
+    const to = renumbered.get(config);
+    if (to !== undefined) params.append(`LaunchTemplateConfigs.${to}.${field}`, value);
+  }
   const counters = new Map<string, number>();
   for (const override of overrides) {
     const n = (counters.get(override.config) ?? 0) + 1;
     counters.set(override.config, n);
-    for (const [field, value] of override.fields) params.append(`LaunchTemplateConfigs.${override.config}.Overrides.${n}.${field}`, value);
+    for (const [field, value] of override.fields) params.append(`LaunchTemplateConfigs.${renumbered.get(override.config) ?? ''}.Overrides.${n}.${field}`, value);
   }
   return params;
 }
@@ -238,12 +254,12 @@ export async function startEc2FaultProxy(options: { target: string }): Promise<E
 
     if (action === 'CreateFleet' && pools.length > 0) {
       const capacityType = params.get('TargetCapacitySpecification.DefaultTargetCapacityType') ?? 'on-demand';
-      const templateId = params.get('LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateId') ?? undefined;
+      const templateOf = (o: Override) => params.get(`LaunchTemplateConfigs.${o.config}.LaunchTemplateSpecification.LaunchTemplateId`) ?? undefined;
       const { rest, overrides } = splitOverrides(params);
       const hit = overrides.map((o) => ({ o, pool: poolFor(o, capacityType) }));
       const exhausted = hit.filter((h): h is { o: Override; pool: ExhaustedPool } => h.pool !== undefined);
       if (exhausted.length > 0) {
-        const items = exhausted.map((h) => fleetErrorItem(h.o, h.pool, templateId));
+        const items = exhausted.map((h) => fleetErrorItem(h.o, h.pool, templateOf(h.o)));
         const kept = hit.filter((h) => h.pool === undefined).map((h) => h.o);
         injected.push({ kind: 'insufficient-capacity', action: 'CreateFleet', pools: exhausted.map((h) => h.pool), forwarded: kept.length > 0 });
         if (kept.length === 0) {

@@ -1,5 +1,6 @@
-import { startCloudHarness, aLaunchRequest, liveInstancesOf, type CloudHarness } from '../../support/cloud';
-import { isAuthorizationError, isInsufficientCapacityError } from '../../../activities/cloud';
+import { DescribeInstancesCommand, DescribeLaunchTemplateVersionsCommand } from '@aws-sdk/client-ec2';
+import { startCloudHarness, aLaunchRequest, liveInstancesOf, offerings, type CloudHarness } from '../../support/cloud';
+import { isAuthorizationError, isInsufficientCapacityError, isInvalidRequestError, type InstanceTypeOption } from '../../../activities/cloud';
 
 let h: CloudHarness;
 beforeAll(async () => {
@@ -137,5 +138,85 @@ describe('launching a NodeClaim through CreateFleet', () => {
     expect(auth.message).toContain('ec2:CreateFleet');
     expect(h.proxy.count('CreateFleet')).toBe(1);
     expect(h.retries).toEqual([]);
+  });
+});
+
+/** The LaunchTemplateConfigs of a CreateFleet request as moto received it. */
+function fleetConfigs(params: URLSearchParams | undefined): { templateId: string; overrides: string[] }[] {
+  const configs: { templateId: string; overrides: string[] }[] = [];
+  for (let c = 1; params?.has(`LaunchTemplateConfigs.${c}.LaunchTemplateSpecification.LaunchTemplateId`); c++) {
+    const overrides: string[] = [];
+    for (let o = 1; params.has(`LaunchTemplateConfigs.${c}.Overrides.${o}.InstanceType`); o++) {
+      const field = (name: string) => params.get(`LaunchTemplateConfigs.${c}.Overrides.${o}.${name}`) ?? '';
+      overrides.push(`${field('InstanceType')}/${field('AvailabilityZone')} ${field('ImageId')}`);
+    }
+    configs.push({ templateId: params.get(`LaunchTemplateConfigs.${c}.LaunchTemplateSpecification.LaunchTemplateId`) ?? '', overrides });
+  }
+  return configs;
+}
+
+describe('launching a NodeClaim whose instance types span amd64 and arm64', () => {
+  // t4g.large is the cheaper: moto launches the first override of the first config, which is it.
+  const mixed: InstanceTypeOption[] = [
+    { instanceType: 'm5.large', architecture: 'amd64', offerings: offerings({ zones: ['us-east-1a'], onDemand: 0.096 }) },
+    { instanceType: 't4g.large', architecture: 'arm64', offerings: offerings({ zones: ['us-east-1a', 'us-east-1b'], onDemand: 0.067 }) },
+  ];
+  const bothImages = () => ({ amd64: h.fixtures.imageId, arm64: h.fixtures.arm64ImageId });
+
+  async function templateImage(templateId: string): Promise<string | undefined> {
+    const out = await h.direct.send(new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: templateId, Versions: ['$Default'] }));
+    return out.LaunchTemplateVersions?.[0]?.LaunchTemplateData?.ImageId;
+  }
+
+  it('sends one launch template per image, every override naming its own architecture’s image, and boots t4g.large from the arm64 AMI', async () => {
+    const { imageId: x86, arm64ImageId: arm } = h.fixtures;
+    const request = await aLaunchRequest(h, { images: bothImages(), instanceTypes: mixed, capacityTypes: ['on-demand'] });
+
+    const result = await h.provider.launch(request);
+
+    const configs = fleetConfigs(h.proxy.forwardedFleetRequests[0]);
+    expect(configs.map((c) => c.overrides)).toEqual([
+      [`t4g.large/us-east-1a ${arm}`, `t4g.large/us-east-1b ${arm}`],
+      [`m5.large/us-east-1a ${x86}`],
+    ]);
+    expect(await Promise.all(configs.map((c) => templateImage(c.templateId)))).toEqual([arm, x86]);
+    expect(result.instance).toMatchObject({ instanceType: 't4g.large', imageId: arm });
+    const described = await h.direct.send(new DescribeInstancesCommand({ InstanceIds: [result.instance.instanceId] }));
+    expect(described.Reservations?.[0]?.Instances?.[0]).toMatchObject({ InstanceType: 't4g.large', ImageId: arm, Architecture: 'arm64' });
+  });
+
+  it('moves to the amd64 config when every arm64 pool is exhausted, and boots the x86_64 AMI', async () => {
+    const request = await aLaunchRequest(h, { images: bothImages(), instanceTypes: mixed, capacityTypes: ['on-demand'] });
+    h.proxy.exhaust(['us-east-1a', 'us-east-1b'].map((zone) => ({ instanceType: 't4g.large', zone, capacityType: 'on-demand' as const })));
+
+    const result = await h.provider.launch(request);
+
+    expect(result.instance).toMatchObject({ instanceType: 'm5.large', imageId: h.fixtures.imageId });
+    expect(result.exhaustedOfferings).toEqual([
+      { instanceType: 't4g.large', zone: 'us-east-1a', capacityType: 'on-demand', reason: 'InsufficientInstanceCapacity' },
+      { instanceType: 't4g.large', zone: 'us-east-1b', capacityType: 'on-demand', reason: 'InsufficientInstanceCapacity' },
+    ]);
+    // the fault proxy removed the emptied arm64 config; what moto saw is the amd64 one alone
+    expect(fleetConfigs(h.proxy.forwardedFleetRequests[0]).map((c) => c.overrides)).toEqual([[`m5.large/us-east-1a ${h.fixtures.imageId}`]]);
+  });
+
+  it('leaves out the types of an architecture the node class has no AMI for', async () => {
+    const request = await aLaunchRequest(h, { images: { amd64: h.fixtures.imageId }, instanceTypes: mixed, capacityTypes: ['on-demand'] });
+
+    const result = await h.provider.launch(request);
+
+    expect(result.instance).toMatchObject({ instanceType: 'm5.large', imageId: h.fixtures.imageId });
+    expect(fleetConfigs(h.proxy.forwardedFleetRequests[0]).map((c) => c.overrides)).toEqual([[`m5.large/us-east-1a ${h.fixtures.imageId}`]]);
+  });
+
+  it('refuses without calling CreateFleet, naming the architecture, when no type has an AMI', async () => {
+    const request = await aLaunchRequest(h, { images: { amd64: h.fixtures.imageId }, instanceTypes: mixed.filter((o) => o.architecture === 'arm64'), capacityTypes: ['on-demand'] });
+
+    const failure = await h.provider.launch(request).catch((e: unknown) => e);
+
+    if (!isInvalidRequestError(failure)) throw failure;
+    expect(failure.message).toMatch(/no image for arm64.*t4g\.large/);
+    expect(h.proxy.count('CreateFleet')).toBe(0);
+    expect(await liveInstancesOf(h, request.nodeClaim.name)).toEqual([]);
   });
 });

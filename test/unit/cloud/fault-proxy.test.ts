@@ -16,6 +16,24 @@ describe('the fault proxy’s CreateFleet rewriting', () => {
     expect(joined.get('Action')).toBe('CreateFleet');
   });
 
+  it('drops a launch template config left without overrides and renumbers the others', () => {
+    const params = new URLSearchParams(
+      'Action=CreateFleet' +
+        '&LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateId=lt-arm&LaunchTemplateConfigs.1.LaunchTemplateSpecification.Version=%24Default' +
+        '&LaunchTemplateConfigs.1.Overrides.1.InstanceType=t4g.large&LaunchTemplateConfigs.1.Overrides.1.ImageId=ami-arm' +
+        '&LaunchTemplateConfigs.2.LaunchTemplateSpecification.LaunchTemplateId=lt-x86&LaunchTemplateConfigs.2.LaunchTemplateSpecification.Version=%24Default' +
+        '&LaunchTemplateConfigs.2.Overrides.1.InstanceType=m5.large&LaunchTemplateConfigs.2.Overrides.1.ImageId=ami-x86',
+    );
+    const { rest, overrides } = splitOverrides(params);
+    const joined = joinOverrides(rest, overrides.filter((o) => o.fields.get('InstanceType') !== 't4g.large'));
+    expect([...joined.entries()].filter(([key]) => key.startsWith('LaunchTemplateConfigs.'))).toEqual([
+      ['LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateId', 'lt-x86'],
+      ['LaunchTemplateConfigs.1.LaunchTemplateSpecification.Version', '$Default'],
+      ['LaunchTemplateConfigs.1.Overrides.1.InstanceType', 'm5.large'],
+      ['LaunchTemplateConfigs.1.Overrides.1.ImageId', 'ami-x86'],
+    ]);
+  });
+
   it('adds the errorSet to a response that has none', () => {
     expect(withErrorSet('<CreateFleetResponse><fleetId>f</fleetId></CreateFleetResponse>', ['<item/>'])).toBe(
       '<CreateFleetResponse><fleetId>f</fleetId><errorSet><item/></errorSet></CreateFleetResponse>',

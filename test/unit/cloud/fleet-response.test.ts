@@ -1,5 +1,7 @@
+import { CreateFleetOutputSchema } from '../../../activities/cloud/ec2-schemas';
 import { launchedInstanceIds, summarizeFleetErrors } from '../../../activities/cloud/fleet-response';
 import { buildCreateFleetInput, instanceTags } from '../../../activities/cloud/launch';
+import { overridesByImage, planFleet } from '../../../activities/cloud/overrides';
 
 const context = { requestedCapacityType: 'spot' as const, zoneOfSubnet: new Map([['subnet-b', 'us-east-1b']]) };
 
@@ -25,6 +27,22 @@ describe('summarizeFleetErrors', () => {
     });
   });
 
+  it('maps errors of a fleet with one launch template per image back to their offerings', () => {
+    // as the SDK hands it over, through the boundary schema
+    const output = CreateFleetOutputSchema.parse({
+      Errors: [
+        { ErrorCode: 'InsufficientInstanceCapacity', Lifecycle: 'on-demand', LaunchTemplateAndOverrides: { LaunchTemplateSpecification: { LaunchTemplateId: 'lt-arm' }, Overrides: { InstanceType: 't4g.large', AvailabilityZone: 'us-east-1a', ImageId: 'ami-arm' } } },
+        { ErrorCode: 'InsufficientInstanceCapacity', Lifecycle: 'on-demand', LaunchTemplateAndOverrides: { LaunchTemplateSpecification: { LaunchTemplateId: 'lt-x86' }, Overrides: { InstanceType: 'm5.large', SubnetId: 'subnet-b', ImageId: 'ami-x86' } } },
+      ],
+    });
+    const summary = summarizeFleetErrors(output, context);
+    expect(summary.exhausted).toEqual([
+      { instanceType: 'm5.large', zone: 'us-east-1b', capacityType: 'on-demand', reason: 'InsufficientInstanceCapacity' },
+      { instanceType: 't4g.large', zone: 'us-east-1a', capacityType: 'on-demand', reason: 'InsufficientInstanceCapacity' },
+    ]);
+    expect(summary.other).toEqual([]);
+  });
+
   it('reads launched instance ids with their lifecycle', () => {
     expect(launchedInstanceIds({ Instances: [{ InstanceIds: ['i-1'], Lifecycle: 'on-demand' }, { InstanceIds: ['i-2'] }] }, 'spot')).toEqual([
       { instanceId: 'i-1', capacityType: 'on-demand' },
@@ -35,8 +53,12 @@ describe('summarizeFleetErrors', () => {
 
 describe('buildCreateFleetInput', () => {
   const base = {
-    launchTemplate: { id: 'lt-1', name: 'autonode/c1/default/abc' },
-    overrides: [{ instanceType: 'm5.large', zone: 'us-east-1a', subnetId: 'subnet-a', imageId: 'ami-1', priority: 0 }],
+    configs: [
+      {
+        launchTemplate: { id: 'lt-1', name: 'autonode/c1/default/abc' },
+        overrides: [{ instanceType: 'm5.large', zone: 'us-east-1a', subnetId: 'subnet-a', imageId: 'ami-1', priority: 0 }],
+      },
+    ],
     tags: { b: '2', a: '1' },
     nodeClaimUid: '2f1d7c2e-0000-4000-8000-000000000001',
   };
@@ -51,6 +73,52 @@ describe('buildCreateFleetInput', () => {
     });
     expect(input.TagSpecifications?.map((t) => t.ResourceType)).toEqual(['instance', 'volume', 'fleet']);
     expect(input.TagSpecifications?.[0]?.Tags).toEqual([{ Key: 'a', Value: '1' }, { Key: 'b', Value: '2' }]);
+  });
+
+  it('builds one LaunchTemplateConfig per image from an amd64 + arm64 option list, each override booting its own architecture', () => {
+    const subnets = [{ id: 'subnet-a', zone: 'us-east-1a', availableIpCount: 100 }];
+    const plan = planFleet({
+      instanceTypes: [
+        { instanceType: 'm5.large', architecture: 'amd64', offerings: [{ zone: 'us-east-1a', capacityType: 'spot', price: 0.04, available: true }] },
+        { instanceType: 't4g.large', architecture: 'arm64', offerings: [{ zone: 'us-east-1a', capacityType: 'spot', price: 0.02, available: true }] },
+        { instanceType: 'c5.large', architecture: 'amd64', offerings: [{ zone: 'us-east-1a', capacityType: 'spot', price: 0.03, available: true }] },
+      ],
+      subnets,
+      capacityTypes: ['spot'],
+      images: { amd64: 'ami-x86', arm64: 'ami-arm' },
+    });
+    if (plan.kind !== 'launch') throw new Error(`expected a launch, got ${plan.kind}`);
+    const templateOf: Record<string, { id: string; name: string }> = { 'ami-x86': { id: 'lt-x86', name: 'x86' }, 'ami-arm': { id: 'lt-arm', name: 'arm' } };
+    const input = buildCreateFleetInput({
+      ...base,
+      capacityType: 'spot',
+      configs: overridesByImage(plan.overrides).map((g) => ({ launchTemplate: templateOf[g.imageId] ?? { id: 'lt-?', name: '?' }, overrides: g.overrides })),
+    });
+    expect(input.LaunchTemplateConfigs).toEqual([
+      {
+        LaunchTemplateSpecification: { LaunchTemplateId: 'lt-arm', Version: '$Default' },
+        Overrides: [{ InstanceType: 't4g.large', SubnetId: 'subnet-a', AvailabilityZone: 'us-east-1a', ImageId: 'ami-arm', Priority: 0 }],
+      },
+      {
+        LaunchTemplateSpecification: { LaunchTemplateId: 'lt-x86', Version: '$Default' },
+        Overrides: [
+          { InstanceType: 'c5.large', SubnetId: 'subnet-a', AvailabilityZone: 'us-east-1a', ImageId: 'ami-x86', Priority: 1 },
+          { InstanceType: 'm5.large', SubnetId: 'subnet-a', AvailabilityZone: 'us-east-1a', ImageId: 'ami-x86', Priority: 2 },
+        ],
+      },
+    ]);
+  });
+
+  it('leaves out a config whose every override is a type the SDK cannot name', () => {
+    const input = buildCreateFleetInput({
+      ...base,
+      capacityType: 'spot',
+      configs: [
+        ...base.configs,
+        { launchTemplate: { id: 'lt-2', name: 'b' }, overrides: [{ instanceType: 'x9.future', zone: 'us-east-1a', subnetId: 'subnet-a', imageId: 'ami-2', priority: 1 }] },
+      ],
+    });
+    expect(input.LaunchTemplateConfigs?.map((c) => c.LaunchTemplateSpecification?.LaunchTemplateId)).toEqual(['lt-1']);
   });
 
   it('uses lowest-price for on-demand', () => {
