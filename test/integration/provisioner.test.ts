@@ -134,6 +134,30 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
     expect(stored.status.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'True' }));
   });
 
+  it('a second Deployment arriving while the first one\'s claims launch gets capacity only for itself', async () => {
+    const tier = { 'example.com/tier': `scale-${lh.id}` };
+    const scalePool = `scale-${lh.id}`;
+    await createNodePool(scalePool, lh.nodeClassName, { weight: 20, types: ['m5.large', 'm5.xlarge'], labels: tier });
+    await deploy('wave1', 6, { cpu: '700m', memory: '512Mi' }, tier);
+    // the first wave's claims exist but are still coming up
+    await eventually('the first wave\'s NodeClaims', async () => {
+      const claims = await claimsOf(scalePool);
+      return claims.length > 0 && claims.some((c) => !c.status?.conditions?.some((x) => x.type === 'Initialized' && x.status === 'True'));
+    }, 60_000);
+    await deploy('wave2', 3, { cpu: '700m', memory: '512Mi' }, tier);
+    const pods = await eventually('both waves Running', async () => {
+      const all = [...(await podsOf('wave1')), ...(await podsOf('wave2'))];
+      return all.length === 9 && running(all).length === 9 ? all : undefined;
+    }, 180_000);
+    // capacity launched twice for the first wave would be a node none of these pods needed
+    const claims = await claimsOf(scalePool);
+    const used = new Set(pods.map((p) => p.spec?.nodeName));
+    expect(claims.map((c) => c.status?.nodeName).filter((n) => !used.has(n))).toEqual([]);
+    // 9 × 700m fit in 3 m5.xlarge-sized (or fewer, larger) nodes; twice the first wave would not
+    const cpu = claims.reduce((total, c) => total + Number.parseFloat(c.status?.capacity?.cpu ?? '0'), 0);
+    expect(cpu).toBeLessThanOrEqual(12);
+  });
+
   it('reports a pod no pool can hold with a FailedScheduling Event naming why, and launches nothing for it', async () => {
     const before = (await claimsOf(pool)).length;
     await deploy('huge', 1, { cpu: '1000', memory: '1Gi' });
