@@ -14,7 +14,7 @@ import { podDisposition } from '../../core/provisioning';
 import type { ProvisionerWorkflowInput } from '../../workflows/provisioner';
 import { type ClusterResolver } from '../cluster';
 import { InvalidCsrError, csrState, isInvalidCsrError, parseCsr } from '../kube/csr';
-import { listWatch } from '../kube/list-watch';
+import { listWatch, type ListWatchOptions } from '../kube/list-watch';
 import { createGcFailureEventActivities } from './gc-failure-event';
 import { ClusterEventRouter, type WatchAction, type WatchEventType } from './router';
 
@@ -125,18 +125,27 @@ export function createWatchActivities(deps: WatchActivityDeps) {
         }
       });
       const poolGenerations = new Map<string, number | undefined>();
+      /** One collection, listed then watched, its progress in the heartbeat under `key`. */
+      const watchCollection = (o: { key: string; path: string; list: () => Promise<unknown>; onEvent: ListWatchOptions['onEvent']; onRelist?: ListWatchOptions['onRelist'] }) =>
+        listWatch({
+          watch: guest.watch,
+          signal: abort.signal,
+          ...(deps.stallMs ? { stallMs: deps.stallMs } : {}),
+          log,
+          onProgress: (rv) => (progress[o.key] = rv),
+          path: o.path,
+          list: o.list,
+          onEvent: o.onEvent,
+          ...(o.onRelist ? { onRelist: o.onRelist } : {}),
+        });
       const eventType = (t: string): WatchEventType => (t === 'DELETED' ? 'DELETED' : t === 'MODIFIED' ? 'MODIFIED' : 'ADDED');
 
       try {
         await Promise.all([
-          listWatch({
-            watch: guest.watch,
+          watchCollection({
+            key: 'nodeclaims',
             path: '/apis/karpenter.sh/v1/nodeclaims',
             list: () => guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' }),
-            signal: abort.signal,
-            ...(deps.stallMs ? { stallMs: deps.stallMs } : {}),
-            log,
-            onProgress: (rv) => (progress.nodeclaims = rv),
             onRelist: (names) => act(router.reconcileClaims(names)),
             onEvent: async ({ type, object }) => {
               const claim = WatchedNodeClaimSchema.parse(object);
@@ -151,27 +160,19 @@ export function createWatchActivities(deps: WatchActivityDeps) {
               );
             },
           }),
-          listWatch({
-            watch: guest.watch,
+          watchCollection({
+            key: 'pods',
             path: '/api/v1/pods',
             list: () => guest.core.listPodForAllNamespaces(),
-            signal: abort.signal,
-            ...(deps.stallMs ? { stallMs: deps.stallMs } : {}),
-            log,
-            onProgress: (rv) => (progress.pods = rv),
             onRelist: async () => doorbell.ring(),
             onEvent: async ({ type, object }) => {
               if (type !== 'DELETED' && podDisposition(object) === 'provisionable') doorbell.ring();
             },
           }),
-          listWatch({
-            watch: guest.watch,
+          watchCollection({
+            key: 'nodepools',
             path: '/apis/karpenter.sh/v1/nodepools',
             list: () => guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools' }),
-            signal: abort.signal,
-            ...(deps.stallMs ? { stallMs: deps.stallMs } : {}),
-            log,
-            onProgress: (rv) => (progress.nodepools = rv),
             onRelist: async () => doorbell.ring(),
             onEvent: async ({ type, object }) => {
               // A new or changed pool (its spec: the generation moves; not its status, which
@@ -186,14 +187,10 @@ export function createWatchActivities(deps: WatchActivityDeps) {
               }
             },
           }),
-          listWatch({
-            watch: guest.watch,
+          watchCollection({
+            key: 'nodes',
             path: '/api/v1/nodes',
             list: () => guest.core.listNode(),
-            signal: abort.signal,
-            ...(deps.stallMs ? { stallMs: deps.stallMs } : {}),
-            log,
-            onProgress: (rv) => (progress.nodes = rv),
             onEvent: async ({ type, object }) => {
               const node = NodeEventSchema.parse(object);
               await act(
@@ -207,14 +204,10 @@ export function createWatchActivities(deps: WatchActivityDeps) {
               );
             },
           }),
-          listWatch({
-            watch: guest.watch,
+          watchCollection({
+            key: 'csrs',
             path: '/apis/certificates.k8s.io/v1/certificatesigningrequests',
             list: () => guest.certificates.listCertificateSigningRequest(),
-            signal: abort.signal,
-            ...(deps.stallMs ? { stallMs: deps.stallMs } : {}),
-            log,
-            onProgress: (rv) => (progress.csrs = rv),
             onEvent: async ({ type, object }) => {
               let csr: ParsedCsr | InvalidCsrError;
               try {
