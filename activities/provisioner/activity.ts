@@ -16,6 +16,7 @@ import { NodeClassInputSchema } from '../cloud';
 import { type ClusterResolver } from '../cluster';
 import { type KubeClients } from '../kube/clients';
 import { isConflict, isNotFound } from '../kube/errors';
+import { createEventSink, type EventSink } from '../kube/event-sink';
 import { createEventRecorder, type RecordEvent } from '../kube/events';
 import { createSolverThread, type SolverThread } from './solver-thread';
 import { readWorld, type World } from './world';
@@ -69,6 +70,19 @@ const PoolMetaSchema = z.object({ metadata: z.object({ name: z.string(), uid: z.
 export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
   const now = deps.now ?? (() => new Date());
   const solver = deps.solver ?? createSolverThread();
+  // one background event sink per cluster, for the worker's lifetime
+  const sinks = new Map<string, EventSink>();
+  const sinkFor = (cluster: string, record: RecordEvent) => {
+    let sink = sinks.get(cluster);
+    if (!sink) {
+      sink = createEventSink(record, {
+        onError: (err) => process.stderr.write(`autonode provisioner: writing a pod Event for ${cluster} failed: ${err instanceof Error ? err.message : String(err)}\n`),
+        onDrop: (n) => n % 1000 === 1 && process.stderr.write(`autonode provisioner: ${n} pod Events for ${cluster} dropped (queue full)\n`),
+      });
+      sinks.set(cluster, sink);
+    }
+    return sink;
+  };
   return {
     async provisionBatch(raw: ProvisionBatchInput): Promise<BatchResult> {
       const input = ProvisionBatchInputSchema.parse(raw);
@@ -179,28 +193,28 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
           limit(() => startNodeClaimWorkflow(deps, input.cluster, input.taskQueues, guest, name)),
         ),
       );
-      heartbeat('events');
-      const events: Promise<void>[] = [];
+      // Per-pod Events are written in the background (the cluster's event sink): at 5k pods
+      // they take ~20 s, which must not hold the packing worker or delay the next batch.
+      const sink = sinkFor(input.cluster.name, event);
       plan.nodeClaims.forEach((planned, index) => {
         const claim = claimNames.get(index);
         if (!claim) return;
         for (const pod of planned.pods) {
           result.nominated++;
-          events.push(limit(() => podEvent(event, pod, 'Normal', 'Nominated', `Pod should schedule on: nodeclaim/${claim}`)));
+          podEvent(sink, pod, 'Normal', 'Nominated', `Pod should schedule on: nodeclaim/${claim}`);
         }
       });
       for (const placement of plan.inFlightNodeClaims) {
         for (const pod of placement.pods) {
           result.nominated++;
-          events.push(limit(() => podEvent(event, pod, 'Normal', 'Nominated', `Pod should schedule on: nodeclaim/${placement.name}`)));
+          podEvent(sink, pod, 'Normal', 'Nominated', `Pod should schedule on: nodeclaim/${placement.name}`);
         }
       }
       result.onExistingNodes = plan.existingNodes.reduce((n, p) => n + p.pods.length, 0);
       for (const u of plan.unschedulable) {
         result.unschedulable++;
-        events.push(limit(() => podEvent(event, u.pod, 'Warning', 'FailedScheduling', `Failed to schedule pod, ${u.reason}`)));
+        podEvent(sink, u.pod, 'Warning', 'FailedScheduling', `Failed to schedule pod, ${u.reason}`);
       }
-      await Promise.all(events);
       result.created.sort();
       result.resumed.sort();
       result.pricePerHour = Math.round(result.pricePerHour * 1e6) / 1e6;
@@ -267,10 +281,10 @@ async function validateKarpenterObjects(world: World, event: RecordEvent) {
   return { pools, classes, skipped, invalid };
 }
 
-async function podEvent(event: RecordEvent, pod: string, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+function podEvent(sink: EventSink, pod: string, type: 'Normal' | 'Warning', reason: string, message: string): void {
   const [namespace, name] = pod.split('/');
   if (!namespace || !name) return;
-  await event({ involvedObject: { apiVersion: 'v1', kind: 'Pod', namespace, name }, type, reason, message });
+  sink.emit({ involvedObject: { apiVersion: 'v1', kind: 'Pod', namespace, name }, type, reason, message });
 }
 
 async function startNodeClaimWorkflow(deps: ProvisionerActivityDeps, cluster: ClusterRef, taskQueues: TaskQueues, guest: { customObjects: { getClusterCustomObject(args: { group: string; version: string; plural: string; name: string }): Promise<unknown> } }, name: string): Promise<void> {
