@@ -313,7 +313,7 @@ class LifecycleDriver {
 }
 
 function required<T>(value: T | undefined, action: Action): T {
-  if (value === undefined) throw new Error(`${action.kind} needs a field the ${action.kind} state lacks`);
+  if (value === undefined) throw new Error(`${action.kind} needs a field the current phase does not carry`);
   return value;
 }
 

@@ -11,7 +11,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { BatchResult, ProvisionerActivities } from '../activities/provisioner/activity';
-import { ClusterRefSchema, provisionerWorkflowId, TaskQueuesSchema, defaultTaskQueues, durationToMs, type ClusterRef, type OfferingRef, type TaskQueues } from '../core/lifecycle';
+import { ClusterRefSchema, TaskQueuesSchema, defaultTaskQueues, durationToMs, type ClusterRef, type OfferingRef, type TaskQueues } from '../core/lifecycle';
 import { AutoNodeCluster, AutoNodePhase } from './search-attributes';
 
 /** The watcher's doorbell: pods are pending. It carries nothing; the batch reads the pods itself. */
@@ -65,8 +65,6 @@ const activities = (queue: string) =>
  * the middle of a batch resumes that batch (its claims carry the id) instead of planning
  * anew. Offerings that ran out of capacity are held unavailable for 3 minutes, durably.
  */
-export { provisionerWorkflowId };
-
 export async function provisionerWorkflow(input: ProvisionerWorkflowInput): Promise<void> {
   const cluster = ClusterRefSchema.parse(input.cluster);
   const taskQueues = TaskQueuesSchema.parse({ ...defaultTaskQueues, ...input.taskQueues });

@@ -10,7 +10,6 @@ import { type NodeClaimKubeActivities } from './kube';
  * workflow code once no v1 run is open (ADR 0005).
  */
 export function createLegacyNodeClaimActivities(kube: NodeClaimKubeActivities, cloud: NodeClaimCloudActivities) {
-  const ms = (value: number | undefined) => (value === undefined ? {} : { value: `${value}ms` });
   const snapshot = async (cluster: ClusterRef, name: string) => {
     const p = await kube.prepareClaim({ cluster, name });
     return {
@@ -18,8 +17,9 @@ export function createLegacyNodeClaimActivities(kube: NodeClaimKubeActivities, c
       deleting: p.deleting,
       ...(p.uid !== undefined ? { uid: p.uid } : {}),
       ...(p.nodePool !== undefined ? { nodePool: p.nodePool } : {}),
-      ...(ms(p.expireAfterMs).value ? { expireAfter: ms(p.expireAfterMs).value } : {}),
-      ...(ms(p.terminationGraceMs).value ? { terminationGracePeriod: ms(p.terminationGraceMs).value } : {}),
+      // v1 read these as duration strings
+      ...(p.expireAfterMs !== undefined ? { expireAfter: `${p.expireAfterMs}ms` } : {}),
+      ...(p.terminationGraceMs !== undefined ? { terminationGracePeriod: `${p.terminationGraceMs}ms` } : {}),
     };
   };
   const control = {

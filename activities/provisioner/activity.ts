@@ -9,11 +9,12 @@ import type { CatalogResult } from '../../core/instancetypes';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { type Condition } from '../../core/api';
 import { conditionSchema } from '../../core/api/primitives';
-import { ClusterRefSchema, TaskQueuesSchema, nodeClaimWorkflowId, setCondition, type ClusterRef, type ConditionUpdate, type NodeClaimWorkflowInput, type TaskQueues } from '../../core/lifecycle';
+import { ClusterRefSchema, TaskQueuesSchema, setCondition, type ConditionUpdate, type NodeClaimWorkflowInput } from '../../core/lifecycle';
 import { asPlannedCapacity, nodeClaimManifest, poolUsage, type ClaimUsage } from '../../core/provisioning';
 import { assembleObjects, catalogQueryFor, type ObjectDocument } from '../../core/workloads/assemble';
 import { NodeClassInputSchema } from '../cloud';
 import { type ClusterResolver } from '../cluster';
+import { startNodeClaimLifecycle } from '../nodeclaim/start';
 import { type KubeClients } from '../kube/clients';
 import { isConflict, isNotFound } from '../kube/errors';
 import { createEventSink, type EventSink } from '../kube/event-sink';
@@ -164,33 +165,36 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
       result.solveMs = Date.now() - started;
       heartbeat('create');
 
-      // NodeClaims first (capacity is what pods wait for), then their workflows, then Events.
+      // Each NodeClaim, then its workflow at once (capacity is what pods wait for); Events last.
       const requestsByPod = new Map(packing.pods.map((p) => [`${p.namespace}/${p.name}`, p.requests]));
       const poolByName = new Map(usablePools.map((p) => [p.pool.metadata.name ?? '', p]));
       const limit = pLimit(16);
       const claimNames = new Map<number, string>();
+      const createdHere = new Set<number>();
+      const nodeClaims = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' } as const;
       await Promise.all(
         plan.nodeClaims.map((planned, index) =>
           limit(async () => {
             const source = poolByName.get(planned.nodePool);
             if (!source) return;
             const manifest = nodeClaimManifest(planned, { pool: source.pool, poolUid: source.uid }, { batchId: input.batchId, podRequests: requestsByPod });
-            claimNames.set(index, manifest.metadata.name);
+            const name = manifest.metadata.name;
+            claimNames.set(index, name);
+            let stored: unknown;
             try {
-              await guest.customObjects.createClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims', body: manifest });
-              result.created.push(manifest.metadata.name);
+              stored = await guest.customObjects.createClusterCustomObject({ ...nodeClaims, body: manifest });
+              result.created.push(name);
+              createdHere.add(index);
             } catch (err) {
               // the same claim of the same batch, made by an earlier attempt of this activity
               if (!isConflict(err)) throw err;
-              result.resumed.push(manifest.metadata.name);
+              stored = await guest.customObjects.getClusterCustomObject({ ...nodeClaims, name });
+              result.resumed.push(name);
             }
             result.pricePerHour += planned.price;
+            const { uid } = StoredUidSchema.parse(stored).metadata;
+            await startNodeClaimLifecycle(deps.temporal, { cluster: input.cluster, taskQueues: input.taskQueues, nodeClaim: { name, uid }, defaults: deps.nodeClaimDefaults });
           }),
-        ),
-      );
-      await Promise.all(
-        [...result.created, ...result.resumed].map((name) =>
-          limit(() => startNodeClaimWorkflow(deps, input.cluster, input.taskQueues, guest, name)),
         ),
       );
       // Per-pod Events are written in the background (the cluster's event sink): at 5k pods
@@ -221,7 +225,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
 
       // status.resources counted with the claims just made
       const after = poolUsage(
-        [...live.map(claimUsage), ...plan.nodeClaims.filter((_, i) => claimNames.has(i) && !live.some((c) => c.metadata.name === claimNames.get(i))).map((c) => ({ nodePool: c.nodePool, instanceTypeOptions: c.instanceTypeOptions }))],
+        [...live.map(claimUsage), ...plan.nodeClaims.filter((_, i) => createdHere.has(i)).map((c) => ({ nodePool: c.nodePool, instanceTypeOptions: c.instanceTypeOptions }))],
         (type) => capacityByType.get(type),
       );
       await writePoolStatus(guest, statuses, after, now());
@@ -251,8 +255,10 @@ function withUsage(raw: unknown, usage: Record<string, string>): unknown {
 
 /**
  * Karpenter objects as users wrote them: each NodePool and EC2NodeClass is normalised
- * (v1 and v1beta1 alike); an invalid one is reported — a `ValidationSucceeded=False`
+ * (v1 and v1beta1 alike). An invalid NodePool is reported — a `ValidationSucceeded=False`
  * condition naming the field, and a Warning Event — and skipped, and the rest provision.
+ * An invalid EC2NodeClass is only skipped (its pools then say it does not exist): its own
+ * condition and Event are still to do.
  */
 async function validateKarpenterObjects(world: World, event: RecordEvent) {
   const pools = new Map<string, { pool: NodePool; uid: string; raw: unknown }>();
@@ -285,17 +291,6 @@ function podEvent(sink: EventSink, pod: string, type: 'Normal' | 'Warning', reas
   const [namespace, name] = pod.split('/');
   if (!namespace || !name) return;
   sink.emit({ involvedObject: { apiVersion: 'v1', kind: 'Pod', namespace, name }, type, reason, message });
-}
-
-async function startNodeClaimWorkflow(deps: ProvisionerActivityDeps, cluster: ClusterRef, taskQueues: TaskQueues, guest: { customObjects: { getClusterCustomObject(args: { group: string; version: string; plural: string; name: string }): Promise<unknown> } }, name: string): Promise<void> {
-  const claim = StoredUidSchema.parse(await guest.customObjects.getClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims', name }));
-  const input: NodeClaimWorkflowInput = { cluster, taskQueues, nodeClaim: { name, uid: claim.metadata.uid }, ...deps.nodeClaimDefaults };
-  await deps.temporal.workflow.start('nodeClaimWorkflow', {
-    taskQueue: taskQueues.control,
-    workflowId: nodeClaimWorkflowId(cluster.name, name),
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    args: [input],
-  });
 }
 
 const StoredUidSchema = z.object({ metadata: z.object({ uid: z.string() }) });

@@ -13,6 +13,7 @@ import { StoredNodeClaimSchema } from '../../core/api/nodeclaim';
 import { podDisposition } from '../../core/provisioning';
 import type { ProvisionerWorkflowInput } from '../../workflows/provisioner';
 import { type ClusterResolver } from '../cluster';
+import { startNodeClaimLifecycle } from '../nodeclaim/start';
 import { InvalidCsrError, csrState, isInvalidCsrError, parseCsr } from '../kube/csr';
 import { listWatch, type ListWatchOptions } from '../kube/list-watch';
 import { createGcFailureEventActivities } from './gc-failure-event';
@@ -90,13 +91,7 @@ export function createWatchActivities(deps: WatchActivityDeps) {
         for (const action of actions) {
           const workflowId = nodeClaimWorkflowId(cluster.name, action.nodeClaim);
           if (action.kind === 'start') {
-            const input: NodeClaimWorkflowInput = { cluster, taskQueues, nodeClaim: { name: action.nodeClaim, uid: action.uid }, ...deps.nodeClaimDefaults };
-            await deps.temporal.workflow.start('nodeClaimWorkflow', {
-              taskQueue: taskQueues.control,
-              workflowId,
-              workflowIdConflictPolicy: 'USE_EXISTING',
-              args: [input],
-            });
+            await startNodeClaimLifecycle(deps.temporal, { cluster, taskQueues, nodeClaim: { name: action.nodeClaim, uid: action.uid }, defaults: deps.nodeClaimDefaults });
             continue;
           }
           try {
