@@ -21,6 +21,12 @@ export const WorkerConfigSchema = z.object({
   AUTONODE_TASK_QUEUE_CONTROL: z.string().min(1).default('autonode-control'),
   AUTONODE_TASK_QUEUE_CLOUD: z.string().min(1).default('autonode-cloud'),
   AUTONODE_TASK_QUEUE_PACKING: z.string().min(1).default('autonode-packing'),
+  /** the queues this process polls, comma-separated (control, cloud, packing); all by default */
+  AUTONODE_WORKER_QUEUES: z
+    .string()
+    .default('control,cloud,packing')
+    .transform((v) => v.split(',').map((q) => q.trim()).filter((q) => q !== ''))
+    .pipe(z.array(z.enum(['control', 'cloud', 'packing'])).min(1, 'name at least one of control, cloud, packing')),
 });
 export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;
 

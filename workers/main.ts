@@ -46,6 +46,7 @@ export async function main(): Promise<void> {
     resolve: clusterResolverFromConfig(config),
     workflows: { workflowsPath: require.resolve('../workflows') },
     cloudActivitiesPerSecond: config.AUTONODE_CLOUD_RPS,
+    run: config.AUTONODE_WORKER_QUEUES,
     taskQueues: { control: config.AUTONODE_TASK_QUEUE_CONTROL, cloud: config.AUTONODE_TASK_QUEUE_CLOUD, packing: config.AUTONODE_TASK_QUEUE_PACKING },
   });
   await runWorkers(workers);

@@ -24,8 +24,12 @@ export interface AutonodeWorkersOptions {
   taskQueues?: TaskQueues;
   /** EC2 calls per second from this worker (the cloud queue's rate limit) */
   cloudActivitiesPerSecond?: number;
-
+  /** which queues this process polls (default all three): e.g. packing workers scaled apart from the rest */
+  run?: readonly WorkerRole[];
 }
+
+export const WORKER_ROLES = ['control', 'cloud', 'packing'] as const;
+export type WorkerRole = (typeof WORKER_ROLES)[number];
 
 /**
  * The composition root: every activity is built here from its ports, once, and the
@@ -51,7 +55,9 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
   const cloudQueueActivities = { ...cloudActivities, ...legacy.cloud, ...createGcActivities({ resolve: options.resolve }) };
   const queues = options.taskQueues ?? defaultTaskQueues;
   const common: Pick<WorkerOptions, 'connection' | 'namespace'> = { connection: options.connection, namespace: options.namespace };
-  const control = await Worker.create({
+  const roles = new Set<WorkerRole>(options.run ?? WORKER_ROLES);
+  const workers: Worker[] = [];
+  if (roles.has('control')) workers.push(await Worker.create({
     ...common,
     taskQueue: queues.control,
     ...options.workflows,
@@ -61,15 +67,15 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
     // A heartbeat's answer is how a cancelled watcher learns it was cancelled: without
     // this the SDK throttles heartbeats to 80% of the heartbeat timeout (24 s).
     maxHeartbeatThrottleInterval: '5 seconds',
-  });
-  const cloud = await Worker.create({
+  }));
+  if (roles.has('cloud')) workers.push(await Worker.create({
     ...common,
     taskQueue: queues.cloud,
     activities: cloudQueueActivities,
     maxActivitiesPerSecond: options.cloudActivitiesPerSecond ?? 20,
     shutdownGraceTime: '10 seconds',
-  });
-  const packing = await Worker.create({
+  }));
+  if (roles.has('packing')) workers.push(await Worker.create({
     ...common,
     taskQueue: queues.packing,
     activities: createProvisionerActivities({
@@ -80,8 +86,10 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
     // a batch is CPU-bound: one at a time per process, more processes for more
     maxConcurrentActivityTaskExecutions: 1,
     shutdownGraceTime: '10 seconds',
-  });
-  return [control, cloud, packing];
+    // a packing worker killed mid-batch is noticed by its missed heartbeats: send them promptly
+    maxHeartbeatThrottleInterval: '5 seconds',
+  }));
+  return workers;
 }
 
 

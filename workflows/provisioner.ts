@@ -2,6 +2,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  patched,
   defineQuery,
   defineSignal,
   proxyActivities,
@@ -10,7 +11,8 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { BatchResult, ProvisionerActivities } from '../activities/provisioner/activity';
+import type { ProvisionerActivities } from '../activities/provisioner/activity';
+import { batchResult, batchToCreate, type BatchResult } from '../core/provisioning/batch';
 import { ClusterRefSchema, TaskQueuesSchema, defaultTaskQueues, durationToMs, type ClusterRef, type OfferingRef, type TaskQueues } from '../core/lifecycle';
 import { AutoNodeCluster, AutoNodePhase } from './search-attributes';
 
@@ -46,15 +48,19 @@ export interface ProvisionerWorkflowInput {
   unavailableFor?: string;
   /** re-plan on a timer while pods stayed pending (a missed doorbell costs latency, not pods) */
   resync?: string;
+  /** a packing worker silent this long is taken for dead and its batch step retried elsewhere */
+  heartbeatTimeout?: string;
   /** carried across continue-as-new */
   carried?: { unavailable: UnavailableOffering[]; batches: number; lastBatch?: ProvisionerStatus['lastBatch']; rang: boolean; openBatch?: string };
 }
 
-const activities = (queue: string) =>
+// A killed packing worker is noticed by its missed heartbeats (the activities beat at least
+// every 5 s, also while solving), and the batch goes on on another worker.
+const activities = (queue: string, heartbeatTimeout: string) =>
   proxyActivities<ProvisionerActivities>({
     taskQueue: queue,
     startToCloseTimeout: '5 minutes',
-    heartbeatTimeout: '1 minute',
+    heartbeatTimeout,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
   });
 
@@ -68,7 +74,9 @@ const activities = (queue: string) =>
 export async function provisionerWorkflow(input: ProvisionerWorkflowInput): Promise<void> {
   const cluster = ClusterRefSchema.parse(input.cluster);
   const taskQueues = TaskQueuesSchema.parse({ ...defaultTaskQueues, ...input.taskQueues });
-  const { provisionBatch } = activities(taskQueues.packing);
+  // Histories from before `plan-then-create` recorded a one-minute heartbeat timeout: commands must match on replay.
+  const planThenCreate = patched('plan-then-create');
+  const { provisionBatch, planBatch, createClaims } = activities(taskQueues.packing, planThenCreate ? (input.heartbeatTimeout ?? '20s') : '1 minute');
   const idleMs = durationToMs(input.batchIdle ?? '1s') ?? 1_000;
   const maxMs = durationToMs(input.batchMax ?? '10s') ?? 10_000;
   const unavailableMs = durationToMs(input.unavailableFor ?? '3m') ?? 180_000;
@@ -127,12 +135,22 @@ export async function provisionerWorkflow(input: ProvisionerWorkflowInput): Prom
     const now = Date.now();
     unavailable = unavailable.filter((u) => u.until > now);
     const startedAt = new Date(now).toISOString();
-    const result = await provisionBatch({
+    const batch = {
       cluster,
       taskQueues,
       batchId: openBatch,
-      unavailable: unavailable.map(({ instanceType, zone, capacityType }) => ({ instanceType, zone, capacityType: capacityType === 'spot' ? 'spot' : 'on-demand' })),
-    });
+      unavailable: unavailable.map(({ instanceType, zone, capacityType }) => ({ instanceType, zone, capacityType: capacityType === 'spot' ? ('spot' as const) : ('on-demand' as const) })),
+    };
+    let result: BatchResult;
+    if (planThenCreate) {
+      // The plan is recorded in history before anything is created: a worker killed while
+      // creating is replaced by one that creates exactly these claims, by name.
+      const planned = await planBatch(batch);
+      const made = planned.claims.length > 0 || planned.poolStatus.length > 0 ? await createClaims({ cluster, taskQueues, ...batchToCreate(planned) }) : { created: [], resumed: [], refused: [] };
+      result = batchResult(planned, made);
+    } else {
+      result = await provisionBatch(batch);
+    }
     openBatch = undefined;
     batches++;
     lastBatch = { ...result, startedAt, durationMs: Date.now() - now };

@@ -6,19 +6,20 @@ import { normaliseDocument } from '../../core/api/normalise';
 import type { EC2NodeClass } from '../../core/api/ec2nodeclass';
 import type { NodePool } from '../../core/api/nodepool';
 import type { CatalogResult } from '../../core/instancetypes';
+import type { Plan } from '../../core/packing';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { type Condition } from '../../core/api';
 import { conditionSchema } from '../../core/api/primitives';
 import { ClusterRefSchema, TaskQueuesSchema, setCondition, type ConditionUpdate, type NodeClaimWorkflowInput } from '../../core/lifecycle';
-import { asPlannedCapacity, nodeClaimManifest, poolUsage, type ClaimUsage } from '../../core/provisioning';
-import { assembleObjects, catalogQueryFor, type ObjectDocument } from '../../core/workloads/assemble';
-import { NodeClassInputSchema } from '../cloud';
+import { OptionLists, batchResult, batchToCreate, type BatchResult, type CreatedClaims, type PlannedBatch, type PoolStatus, asPlannedCapacity, claimManifest, claimTemplate, compactClaim, poolUsage, type ClaimTemplate, type ClaimUsage, type CompactClaim } from '../../core/provisioning';
+import { assembleObjects, type ObjectDocument } from '../../core/workloads/assemble';
 import { type ClusterResolver } from '../cluster';
 import { startNodeClaimLifecycle } from '../nodeclaim/start';
 import { type KubeClients } from '../kube/clients';
-import { isConflict, isNotFound } from '../kube/errors';
+import { apiStatus, isConflict, isNotFound } from '../kube/errors';
 import { createEventSink, type EventSink } from '../kube/event-sink';
 import { createEventRecorder, type RecordEvent } from '../kube/events';
+import { cloudCatalog } from './catalog';
 import { createSolverThread, type SolverThread } from './solver-thread';
 import { readWorld, type World } from './world';
 
@@ -44,29 +45,29 @@ export const ProvisionBatchInputSchema = z.object({
 });
 export type ProvisionBatchInput = z.input<typeof ProvisionBatchInputSchema>;
 
-/** Compact on purpose (it is a payload in the provisioner's history): counts and names. */
-export interface BatchResult {
-  batchId: string;
-  pending: number;
-  created: string[];
-  /** claims of this batch that already existed (a retried batch) */
-  resumed: string[];
-  nominated: number;
-  onExistingNodes: number;
-  unschedulable: number;
-  pricePerHour: number;
-  solveMs: number;
-  /** NodePools / EC2NodeClasses skipped, each with why */
-  skipped: string[];
-}
+export const CreateClaimsInputSchema = z.object({
+  cluster: ClusterRefSchema,
+  taskQueues: TaskQueuesSchema,
+  batchId: z.string().min(1),
+  templates: z.array(z.custom<ClaimTemplate>((v) => typeof v === 'object' && v !== null && 'pool' in v)),
+  optionLists: z.array(z.array(z.string())),
+  claims: z.array(z.custom<CompactClaim>((v) => typeof v === 'object' && v !== null && 'name' in v)),
+  poolStatus: z.array(z.object({ name: z.string(), conditions: z.array(z.custom<ConditionUpdate>()), resources: z.record(z.string(), z.string()) })).default([]),
+});
+export type CreateClaimsInput = z.input<typeof CreateClaimsInputSchema>;
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const PoolMetaSchema = z.object({ metadata: z.object({ name: z.string(), uid: z.string(), generation: z.number().optional() }) });
+const nodeClaimsApi = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' } as const;
+/** while the solver thread works, the activity still says it is alive */
+const SOLVE_HEARTBEAT_MS = 5_000;
 
 /**
- * The provisioner's one activity (task queue `autonode-packing`): read the world, plan
- * with the packing core, create the NodeClaims and start their workflows, tell the pods
- * (Nominated / FailedScheduling Events) and the NodePools (status). Idempotent per batch.
+ * The provisioner's activities (task queue `autonode-packing`). `planBatch` reads the
+ * world, plans with the packing core and tells the pods (Nominated / FailedScheduling
+ * Events); `createClaims` creates the planned NodeClaims by name, starts their workflows
+ * and writes the NodePools' status. Both are idempotent per batch; between them the plan
+ * is in the workflow's history.
  */
 export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
   const now = deps.now ?? (() => new Date());
@@ -84,152 +85,179 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     }
     return sink;
   };
+
+  async function planBatch(raw: ProvisionBatchInput): Promise<PlannedBatch> {
+    const input = ProvisionBatchInputSchema.parse(raw);
+    const heartbeat = (stage: string) => Context.current().heartbeat({ stage });
+    const { guest, cloud } = await deps.resolve(input.cluster);
+    const event = createEventRecorder(guest.core);
+    heartbeat('read');
+    const world = await readWorld(guest);
+    const planned: PlannedBatch = {
+      batchId: input.batchId,
+      pending: world.provisionable.length,
+      nominated: 0,
+      onExistingNodes: 0,
+      unschedulable: 0,
+      pricePerHour: 0,
+      solveMs: 0,
+      skipped: [],
+      templates: [],
+      optionLists: [],
+      claims: [],
+      poolStatus: [],
+    };
+
+    const { pools, classes, skipped, invalid } = await validateKarpenterObjects(world, event);
+    planned.skipped.push(...skipped);
+    const typesByClass = await cloudCatalog(cloud, classes, input.unavailable);
+    heartbeat('plan');
+
+    const live = world.nodeClaims.filter((c) => c.metadata.deletionTimestamp === undefined);
+    const capacityByType = capacityOfTypes(typesByClass);
+    const usage = poolUsage(live.map(claimUsage), (type) => capacityByType.get(type));
+    const usablePools: { pool: NodePool; uid: string; raw: unknown }[] = [];
+    const conditionsOf = new Map<string, ConditionUpdate[]>();
+    // each pool's status once the planned claims exist
+    const statusAfter = (plannedClaims: readonly ClaimUsage[]): PoolStatus[] => {
+      const after = poolUsage([...live.map(claimUsage), ...plannedClaims], (type) => capacityByType.get(type));
+      return [...conditionsOf].map(([name, conditions]) => ({ name, conditions, resources: after.get(name) ?? { nodes: '0' } }));
+    };
+    for (const { name, why } of invalid) conditionsOf.set(name, [{ type: 'ValidationSucceeded', status: 'False', reason: 'InvalidNodePool', message: why }]);
+    for (const [name, entry] of pools) {
+      const className = entry.pool.spec.template.spec.nodeClassRef.name;
+      const classResult = typesByClass.get(className) ?? { ok: false as const, reason: `EC2NodeClass ${className} (spec.template.spec.nodeClassRef.name) does not exist` };
+      const valid: ConditionUpdate = { type: 'ValidationSucceeded', status: 'True', reason: 'ValidationSucceeded', message: '' };
+      if (!classResult.ok) {
+        planned.skipped.push(`NodePool ${name}: ${classResult.reason}`);
+        conditionsOf.set(name, [valid, { type: 'NodeClassReady', status: 'False', reason: 'NodeClassNotReady', message: classResult.reason }]);
+        continue;
+      }
+      conditionsOf.set(name, [valid, { type: 'NodeClassReady', status: 'True', reason: 'NodeClassReady', message: '' }]);
+      usablePools.push(entry);
+    }
+    if (world.provisionable.length === 0) {
+      planned.poolStatus = statusAfter([]);
+      return planned;
+    }
+
+    const startupTaintsOf = new Map(live.map((c) => [c.status?.nodeName ?? '', c.spec.startupTaints ?? []]));
+    const documents: ObjectDocument[] = [
+      ...world.provisionable.map((object) => ({ where: 'pod', object })),
+      ...world.bound.map((object) => ({ where: 'pod', object })),
+      ...world.nodes.map((object) => ({ where: 'node', object: asPlannedCapacity(object, startupTaintsOf.get(nameOf(object)) ?? []) })),
+      ...world.daemonSets.map((object) => ({ where: 'daemonset', object })),
+      ...live.map((claim) => ({ where: 'nodeclaim', object: { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', ...claim } })),
+      ...usablePools.map(({ raw, pool }) => ({ where: 'nodepool', object: withUsage(raw, usage.get(pool.metadata.name ?? '') ?? {}) })),
+      ...[...classes.values()].map((object) => ({ where: 'ec2nodeclass', object })),
+    ];
+    const started = Date.now();
+    const { input: packing } = assembleObjects(documents, {
+      region: input.cluster.region,
+      now: now().getTime(),
+      catalog: (query) => typesByClass.get(query.nodeClassName) ?? { ok: false, reason: `EC2NodeClass ${query.nodeClassName} not found` },
+    });
+    const beat = setInterval(() => heartbeat('solve'), SOLVE_HEARTBEAT_MS);
+    let plan: Plan;
+    try {
+      plan = await solver.solve(packing, { guided: deps.guided ?? true });
+    } finally {
+      clearInterval(beat);
+    }
+    planned.solveMs = Date.now() - started;
+
+    // The claims, compact; then the pods are told (in the background: at 5k pods the
+    // Events take ~20 s, which must not hold the packing worker or the next batch).
+    const podRequests = new Map(packing.pods.map((p) => [`${p.namespace}/${p.name}`, p.requests]));
+    const poolByName = new Map(usablePools.map((p) => [p.pool.metadata.name ?? '', p]));
+    const optionLists = new OptionLists();
+    const templates = new Map<string, ClaimTemplate>();
+    const sink = sinkFor(input.cluster.name, event);
+    for (const claim of plan.nodeClaims) {
+      const source = poolByName.get(claim.nodePool);
+      if (!source) continue;
+      if (!templates.has(claim.nodePool)) templates.set(claim.nodePool, claimTemplate(source.pool, source.uid));
+      const compact = compactClaim(claim, { batchId: input.batchId, optionLists, podRequests });
+      planned.claims.push(compact);
+      planned.pricePerHour += claim.price;
+      for (const pod of claim.pods) {
+        planned.nominated++;
+        podEvent(sink, pod, 'Normal', 'Nominated', `Pod should schedule on: nodeclaim/${compact.name}`);
+      }
+    }
+    for (const placement of plan.inFlightNodeClaims) {
+      for (const pod of placement.pods) {
+        planned.nominated++;
+        podEvent(sink, pod, 'Normal', 'Nominated', `Pod should schedule on: nodeclaim/${placement.name}`);
+      }
+    }
+    planned.onExistingNodes = plan.existingNodes.reduce((n, p) => n + p.pods.length, 0);
+    for (const u of plan.unschedulable) {
+      planned.unschedulable++;
+      podEvent(sink, u.pod, 'Warning', 'FailedScheduling', `Failed to schedule pod, ${u.reason}`);
+    }
+    planned.poolStatus = statusAfter(plan.nodeClaims.filter((c) => poolByName.has(c.nodePool)).map((c) => ({ nodePool: c.nodePool, instanceTypeOptions: c.instanceTypeOptions })));
+    planned.templates = [...templates.values()];
+    planned.optionLists = optionLists.lists;
+    planned.pricePerHour = Math.round(planned.pricePerHour * 1e6) / 1e6;
+    return planned;
+  }
+
+  async function createClaims(raw: CreateClaimsInput): Promise<CreatedClaims> {
+    const input = CreateClaimsInputSchema.parse(raw);
+    const { guest } = await deps.resolve(input.cluster);
+    const out: CreatedClaims = { created: [], resumed: [], refused: [] };
+    const templates = new Map(input.templates.map((t) => [t.pool, t]));
+    const limit = pLimit(16);
+    await Promise.all(
+      input.claims.map((claim) =>
+        limit(async () => {
+          const template = templates.get(claim.pool);
+          if (!template) throw new Error(`batch ${input.batchId}: claim ${claim.name} names pool ${claim.pool}, which has no template in the batch`);
+          const manifest = claimManifest(claim, template, input.optionLists[claim.options] ?? [], input.batchId);
+          let stored: unknown;
+          try {
+            stored = await guest.customObjects.createClusterCustomObject({ ...nodeClaimsApi, body: manifest });
+            out.created.push(claim.name);
+          } catch (err) {
+            if (isConflict(err)) {
+              // made by an earlier attempt of this batch: finish it (its workflow may not have started)
+              stored = await guest.customObjects.getClusterCustomObject({ ...nodeClaimsApi, name: claim.name });
+              out.resumed.push(claim.name);
+            } else if (isRefusal(err)) {
+              // the API server will not take it (its schema, an admission policy): no retry makes it right
+              out.refused.push(`${claim.name}: ${apiMessage(err)}`);
+              return;
+            } else throw err;
+          }
+          const { uid } = StoredUidSchema.parse(stored).metadata;
+          await startNodeClaimLifecycle(deps.temporal, { cluster: input.cluster, taskQueues: input.taskQueues, nodeClaim: { name: claim.name, uid }, defaults: deps.nodeClaimDefaults });
+          Context.current().heartbeat({ stage: 'create' });
+        }),
+      ),
+    );
+    out.created.sort();
+    out.resumed.sort();
+    out.refused.sort();
+    // NodePool status: this batch's conditions, and resources counting the claims just made
+    // (Karpenter counts a claim from its creation). The stored conditions are read again here.
+    if (input.poolStatus.length > 0) {
+      const pools = ListSchema.parse(await guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools' })).items;
+      const rawByName = new Map(pools.flatMap((raw) => { const name = PoolMetaSchema.safeParse(raw).data?.metadata.name; return name === undefined ? [] : [[name, raw] as const]; }));
+      await writePoolStatus(guest, input.poolStatus.flatMap((p) => (rawByName.has(p.name) ? [{ ...p, raw: rawByName.get(p.name) }] : [])), now());
+    }
+    return out;
+  }
+
   return {
+    planBatch,
+    createClaims,
+    /** Both steps in one activity: the provisioner's histories from before `plan-then-create` still call it. */
     async provisionBatch(raw: ProvisionBatchInput): Promise<BatchResult> {
       const input = ProvisionBatchInputSchema.parse(raw);
-      const heartbeat = (stage: string) => Context.current().heartbeat({ stage });
-      const { guest, cloud } = await deps.resolve(input.cluster);
-      const event = createEventRecorder(guest.core);
-      heartbeat('read');
-      const world = await readWorld(guest);
-      const result: BatchResult = { batchId: input.batchId, pending: world.provisionable.length, created: [], resumed: [], nominated: 0, onExistingNodes: 0, unschedulable: 0, pricePerHour: 0, solveMs: 0, skipped: [] };
-
-      const { pools, classes, skipped, invalid } = await validateKarpenterObjects(world, event);
-      result.skipped.push(...skipped);
-      // Each node class: is it ready, in which zones, and its instance types from the cloud.
-      const typesByClass = new Map<string, CatalogResult>();
-      for (const [name, nodeClass] of classes) {
-        const query = catalogQueryFor(name, nodeClass);
-        if ('unsupported' in query) {
-          typesByClass.set(name, { ok: false, reason: `amiFamily ${query.unsupported} is not supported` });
-          continue;
-        }
-        const resolution = await cloud.resolveNodeClass(NodeClassInputSchema.parse({ name, spec: nodeClass.spec }));
-        if (!resolution.ready) {
-          const why = resolution.conditions.filter((c) => c.status !== 'True').map((c) => `${c.type}: ${c.message}`).join('; ');
-          typesByClass.set(name, { ok: false, reason: `EC2NodeClass ${name} is not ready: ${why}` });
-          continue;
-        }
-        const zones = [...new Set(resolution.subnets.map((s) => s.zone))].sort();
-        const instanceTypes = await cloud.instanceTypes({
-          amiFamily: query.amiFamily,
-          ...(query.kubelet ? { kubelet: stripUndefined(query.kubelet) } : {}),
-          ...(query.rootVolumeSize ? { rootVolumeSize: query.rootVolumeSize } : {}),
-          zones,
-          unavailable: input.unavailable,
-        });
-        typesByClass.set(name, { ok: true, warnings: [], instanceTypes, skipped: [] });
-      }
-      heartbeat('plan');
-
-      const capacityByType = new Map<string, Record<string, string>>();
-      for (const types of typesByClass.values()) if (types.ok) for (const t of types.instanceTypes) capacityByType.set(t.name, { ...t.capacity });
-      const live = world.nodeClaims.filter((c) => c.metadata.deletionTimestamp === undefined);
-      const usage = poolUsage(live.map(claimUsage), (type) => capacityByType.get(type));
-      const usablePools: { pool: NodePool; uid: string; raw: unknown }[] = [];
-      const statuses: PoolStatusUpdate[] = invalid.map(({ name, raw, why }) => ({ name, raw, conditions: [{ type: 'ValidationSucceeded', status: 'False', reason: 'InvalidNodePool', message: why }] }));
-      for (const [name, entry] of pools) {
-        const className = entry.pool.spec.template.spec.nodeClassRef.name;
-        const classResult = typesByClass.get(className) ?? { ok: false as const, reason: `EC2NodeClass ${className} (spec.template.spec.nodeClassRef.name) does not exist` };
-        const valid: ConditionUpdate = { type: 'ValidationSucceeded', status: 'True', reason: 'ValidationSucceeded', message: '' };
-        if (!classResult.ok) {
-          result.skipped.push(`NodePool ${name}: ${classResult.reason}`);
-          statuses.push({ name, raw: entry.raw, conditions: [valid, { type: 'NodeClassReady', status: 'False', reason: 'NodeClassNotReady', message: classResult.reason }] });
-          continue;
-        }
-        statuses.push({ name, raw: entry.raw, conditions: [valid, { type: 'NodeClassReady', status: 'True', reason: 'NodeClassReady', message: '' }] });
-        usablePools.push(entry);
-      }
-
-      if (world.provisionable.length === 0) {
-        await writePoolStatus(guest, statuses, usage, now());
-        return result;
-      }
-      const startupTaintsOf = new Map(live.map((c) => [c.status?.nodeName ?? '', c.spec.startupTaints ?? []]));
-      const documents: ObjectDocument[] = [
-        ...world.provisionable.map((object) => ({ where: 'pod', object })),
-        ...world.bound.map((object) => ({ where: 'pod', object })),
-        ...world.nodes.map((object) => ({ where: 'node', object: asPlannedCapacity(object, startupTaintsOf.get(nameOf(object)) ?? []) })),
-        ...world.daemonSets.map((object) => ({ where: 'daemonset', object })),
-        ...live.map((claim) => ({ where: 'nodeclaim', object: { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', ...claim } })),
-        ...usablePools.map(({ raw, pool }) => ({ where: 'nodepool', object: withUsage(raw, usage.get(pool.metadata.name ?? '') ?? {}) })),
-        ...[...classes.values()].map((object) => ({ where: 'ec2nodeclass', object })),
-      ];
-      const started = Date.now();
-      const { input: packing } = assembleObjects(documents, {
-        region: input.cluster.region,
-        now: now().getTime(),
-        catalog: (query) => typesByClass.get(query.nodeClassName) ?? { ok: false, reason: `EC2NodeClass ${query.nodeClassName} not found` },
-      });
-      const plan = await solver.solve(packing, { guided: deps.guided ?? true });
-      result.solveMs = Date.now() - started;
-      heartbeat('create');
-
-      // Each NodeClaim, then its workflow at once (capacity is what pods wait for); Events last.
-      const requestsByPod = new Map(packing.pods.map((p) => [`${p.namespace}/${p.name}`, p.requests]));
-      const poolByName = new Map(usablePools.map((p) => [p.pool.metadata.name ?? '', p]));
-      const limit = pLimit(16);
-      const claimNames = new Map<number, string>();
-      const createdHere = new Set<number>();
-      const nodeClaims = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' } as const;
-      await Promise.all(
-        plan.nodeClaims.map((planned, index) =>
-          limit(async () => {
-            const source = poolByName.get(planned.nodePool);
-            if (!source) return;
-            const manifest = nodeClaimManifest(planned, { pool: source.pool, poolUid: source.uid }, { batchId: input.batchId, podRequests: requestsByPod });
-            const name = manifest.metadata.name;
-            claimNames.set(index, name);
-            let stored: unknown;
-            try {
-              stored = await guest.customObjects.createClusterCustomObject({ ...nodeClaims, body: manifest });
-              result.created.push(name);
-              createdHere.add(index);
-            } catch (err) {
-              // the same claim of the same batch, made by an earlier attempt of this activity
-              if (!isConflict(err)) throw err;
-              stored = await guest.customObjects.getClusterCustomObject({ ...nodeClaims, name });
-              result.resumed.push(name);
-            }
-            result.pricePerHour += planned.price;
-            const { uid } = StoredUidSchema.parse(stored).metadata;
-            await startNodeClaimLifecycle(deps.temporal, { cluster: input.cluster, taskQueues: input.taskQueues, nodeClaim: { name, uid }, defaults: deps.nodeClaimDefaults });
-          }),
-        ),
-      );
-      // Per-pod Events are written in the background (the cluster's event sink): at 5k pods
-      // they take ~20 s, which must not hold the packing worker or delay the next batch.
-      const sink = sinkFor(input.cluster.name, event);
-      plan.nodeClaims.forEach((planned, index) => {
-        const claim = claimNames.get(index);
-        if (!claim) return;
-        for (const pod of planned.pods) {
-          result.nominated++;
-          podEvent(sink, pod, 'Normal', 'Nominated', `Pod should schedule on: nodeclaim/${claim}`);
-        }
-      });
-      for (const placement of plan.inFlightNodeClaims) {
-        for (const pod of placement.pods) {
-          result.nominated++;
-          podEvent(sink, pod, 'Normal', 'Nominated', `Pod should schedule on: nodeclaim/${placement.name}`);
-        }
-      }
-      result.onExistingNodes = plan.existingNodes.reduce((n, p) => n + p.pods.length, 0);
-      for (const u of plan.unschedulable) {
-        result.unschedulable++;
-        podEvent(sink, u.pod, 'Warning', 'FailedScheduling', `Failed to schedule pod, ${u.reason}`);
-      }
-      result.created.sort();
-      result.resumed.sort();
-      result.pricePerHour = Math.round(result.pricePerHour * 1e6) / 1e6;
-
-      // status.resources counted with the claims just made
-      const after = poolUsage(
-        [...live.map(claimUsage), ...plan.nodeClaims.filter((_, i) => createdHere.has(i)).map((c) => ({ nodePool: c.nodePool, instanceTypeOptions: c.instanceTypeOptions }))],
-        (type) => capacityByType.get(type),
-      );
-      await writePoolStatus(guest, statuses, after, now());
-      return result;
+      const planned = await planBatch(input);
+      const made = await createClaims({ cluster: input.cluster, taskQueues: input.taskQueues, ...batchToCreate(planned) });
+      return batchResult(planned, made);
     },
   };
 }
@@ -238,9 +266,29 @@ export type ProvisionerActivities = ReturnType<typeof createProvisionerActivitie
 
 const nameOf = (object: unknown): string => (typeof object === 'object' && object !== null && 'metadata' in object && typeof object.metadata === 'object' && object.metadata !== null && 'name' in object.metadata && typeof object.metadata.name === 'string' ? object.metadata.name : '');
 
-function stripUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+const ListSchema = z.object({ items: z.array(z.unknown()) });
+
+/** Every instance type's capacity, from the node classes' catalogs (a launching claim's usage is its largest option). */
+function capacityOfTypes(typesByClass: ReadonlyMap<string, CatalogResult>): Map<string, Record<string, string>> {
+  const capacity = new Map<string, Record<string, string>>();
+  for (const types of typesByClass.values()) if (types.ok) for (const t of types.instanceTypes) capacity.set(t.name, { ...t.capacity });
+  return capacity;
 }
+
+/** 400/403/404/422 on create: the object as planned will never be accepted, however often it is sent. */
+const isRefusal = (err: unknown): boolean => [400, 403, 404, 422].includes(apiStatus(err) ?? 0);
+const apiMessage = (err: unknown): string => {
+  const body = typeof err === 'object' && err !== null && 'body' in err ? err.body : undefined;
+  const parsed = z.object({ message: z.string() }).safeParse(typeof body === 'string' ? safeJson(body) : body);
+  return parsed.success ? parsed.data.message : err instanceof Error ? err.message : String(err);
+};
+const safeJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+};
 
 function claimUsage(claim: World['nodeClaims'][number]): ClaimUsage {
   const options = claim.spec.requirements.find((r) => r.key === 'node.kubernetes.io/instance-type' && r.operator === 'In')?.values ?? [];
@@ -295,28 +343,21 @@ function podEvent(sink: EventSink, pod: string, type: 'Normal' | 'Warning', reas
 
 const StoredUidSchema = z.object({ metadata: z.object({ uid: z.string() }) });
 
-/** What a NodePool's status says after a batch. */
-interface PoolStatusUpdate {
-  name: string;
-  raw: unknown;
-  conditions: ConditionUpdate[];
-}
-
 const StoredConditionsSchema = z.object({ status: z.object({ conditions: z.array(conditionSchema).optional() }).optional() });
 
 /**
  * NodePool status: `resources` (counting claims still launching, with `nodes`: the NODES
- * column) and the conditions that say whether the pool is used (READY column).
+ * column) and the conditions that say whether the pool is used (READY column). `raw` is the
+ * pool as last read: its other conditions are kept.
  */
-async function writePoolStatus(guest: KubeClients, pools: readonly PoolStatusUpdate[], usage: ReadonlyMap<string, Record<string, string>>, at: Date): Promise<void> {
+async function writePoolStatus(guest: KubeClients, pools: readonly (PoolStatus & { raw: unknown })[], at: Date): Promise<void> {
   const nowIso = at.toISOString();
   await Promise.all(
-    pools.map(async ({ name, raw, conditions: updates }) => {
+    pools.map(async ({ name, raw, conditions: updates, resources }) => {
       let conditions: Condition[] = StoredConditionsSchema.safeParse(raw).data?.status?.conditions ?? [];
       for (const update of updates) conditions = setCondition(conditions, update, nowIso);
       const failed = updates.find((u) => u.status === 'False');
       conditions = setCondition(conditions, failed ? { type: 'Ready', status: 'False', reason: failed.reason, message: failed.message ?? '' } : { type: 'Ready', status: 'True', reason: 'Ready', message: '' }, nowIso);
-      const resources = usage.get(name) ?? { nodes: '0' };
       const body = { status: { resources, conditions } };
       try {
         await guest.customObjects.patchClusterCustomObjectStatus({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name, body }, mergePatch);

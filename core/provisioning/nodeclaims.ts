@@ -62,47 +62,137 @@ export interface NodeClaimManifest {
   spec: Record<string, unknown>;
 }
 
+export interface Requirement {
+  key: string;
+  operator: string;
+  values?: string[] | undefined;
+}
+
+/** What every NodeClaim of one NodePool takes from it: carried once per batch, not once per claim. */
+export interface ClaimTemplate {
+  pool: string;
+  poolUid: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  nodeClassRef: { group: string; kind: string; name: string };
+  taints?: unknown[];
+  startupTaints?: unknown[];
+  expireAfter?: string;
+  terminationGracePeriod?: string;
+}
+
 /**
- * The NodeClaim to create for one planned claim, as Karpenter makes it: owned by its
- * NodePool, with the template's labels, annotations, taints and startup taints, its
- * expireAfter and terminationGracePeriod, the plan's requirements narrowed to the ranked
- * instance-type options, and the pods' requests.
+ * One planned NodeClaim, compact: its pool's template and its instance-type options are
+ * referenced, not repeated (a 20k-pod batch's plan is a payload in the provisioner's history).
  */
-export function nodeClaimManifest(planned: PlannedNodeClaim, source: ClaimSource, options: { batchId: string; podRequests: ReadonlyMap<string, Record<string, string>> }): NodeClaimManifest {
-  const { pool } = source;
-  const poolName = pool.metadata.name ?? planned.nodePool;
+export interface CompactClaim {
+  name: string;
+  pool: string;
+  /** index into the batch's list of distinct instance-type option lists */
+  options: number;
+  /** the plan's requirements other than the instance type */
+  requirements: Requirement[];
+  /** the pods' requests, summed */
+  requests: Record<string, string>;
+  /** USD/h of the offering the plan chose */
+  price: number;
+  pods: number;
+}
+
+/** A pool's share of every claim it makes, as Karpenter stamps it: template labels (and the nodepool label), annotations with the template hash, taints, expiry. */
+export function claimTemplate(pool: NodePool, poolUid: string): ClaimTemplate {
+  const name = pool.metadata.name ?? '';
   const template = pool.spec.template;
+  return {
+    pool: name,
+    poolUid,
+    labels: { ...(template.metadata?.labels ?? {}), [LabelKey.nodePool]: name },
+    annotations: { ...(template.metadata?.annotations ?? {}), [NODEPOOL_HASH_ANNOTATION]: nodePoolHash(pool), [NODEPOOL_HASH_VERSION_ANNOTATION]: NODEPOOL_HASH_VERSION },
+    nodeClassRef: { group: template.spec.nodeClassRef.group, kind: template.spec.nodeClassRef.kind, name: template.spec.nodeClassRef.name },
+    ...(template.spec.taints?.length ? { taints: template.spec.taints } : {}),
+    ...(template.spec.startupTaints?.length ? { startupTaints: template.spec.startupTaints } : {}),
+    ...(template.spec.expireAfter !== undefined ? { expireAfter: template.spec.expireAfter } : {}),
+    ...(template.spec.terminationGracePeriod ? { terminationGracePeriod: template.spec.terminationGracePeriod } : {}),
+  };
+}
+
+/** The pods' requests, summed: the claim's `spec.resources.requests`. */
+export function summedRequests(pods: readonly string[], podRequests: ReadonlyMap<string, Record<string, string>>): Record<string, string> {
   let requests: ResourceList = {};
-  for (const pod of planned.pods) {
-    const parsed = parseResourceList(options.podRequests.get(pod) ?? {});
+  for (const pod of pods) {
+    const parsed = parseResourceList(podRequests.get(pod) ?? {});
     if (parsed.ok) requests = addResources(requests, parsed.resources);
   }
-  const requirements = [
-    ...planned.requirements.filter((r) => r.key !== LabelKey.instanceType),
-    { key: LabelKey.instanceType, operator: 'In', values: [...planned.instanceTypeOptions] },
-  ].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const spec: Record<string, unknown> = {
-    nodeClassRef: { group: template.spec.nodeClassRef.group, kind: template.spec.nodeClassRef.kind, name: template.spec.nodeClassRef.name },
-    requirements,
-    resources: { requests: formatResourceList(requests) },
-    expireAfter: template.spec.expireAfter,
+  return formatResourceList(requests);
+}
+
+/**
+ * Distinct instance-type option lists, each stored once: claims of one pool and shape
+ * mostly share theirs, so a batch's plan carries a few lists instead of one per claim.
+ */
+export class OptionLists {
+  readonly lists: string[][] = [];
+  private readonly index = new Map<string, number>();
+  add(options: readonly string[]): number {
+    const key = options.join(',');
+    let i = this.index.get(key);
+    if (i === undefined) {
+      i = this.lists.length;
+      this.lists.push([...options]);
+      this.index.set(key, i);
+    }
+    return i;
+  }
+}
+
+/** A planned claim in its compact form; its name is derived from the batch and its pods. */
+export function compactClaim(planned: PlannedNodeClaim, options: { batchId: string; optionLists: OptionLists; podRequests: ReadonlyMap<string, Record<string, string>> }): CompactClaim {
+  return {
+    name: nodeClaimName(planned.nodePool, options.batchId, planned.pods),
+    pool: planned.nodePool,
+    options: options.optionLists.add(planned.instanceTypeOptions),
+    requirements: planned.requirements.filter((r) => r.key !== LabelKey.instanceType).map((r) => ({ key: r.key, operator: r.operator, ...(r.values ? { values: [...r.values] } : {}) })),
+    requests: summedRequests(planned.pods, options.podRequests),
+    price: planned.price,
+    pods: planned.pods.length,
   };
-  if (template.spec.taints?.length) spec.taints = template.spec.taints;
-  if (template.spec.startupTaints?.length) spec.startupTaints = template.spec.startupTaints;
-  if (template.spec.terminationGracePeriod) spec.terminationGracePeriod = template.spec.terminationGracePeriod;
+}
+
+/**
+ * The NodeClaim to create, as Karpenter makes it: owned by its NodePool, with the
+ * template's labels, annotations, taints and startup taints, its expireAfter and
+ * terminationGracePeriod, the plan's requirements narrowed to the ranked instance-type
+ * options, the pods' requests, and the batch that made it.
+ */
+export function claimManifest(claim: CompactClaim, template: ClaimTemplate, instanceTypeOptions: readonly string[], batchId: string): NodeClaimManifest {
+  const requirements = [...claim.requirements.filter((r) => r.key !== LabelKey.instanceType), { key: LabelKey.instanceType, operator: 'In', values: [...instanceTypeOptions] }].sort((a, b) =>
+    a.key < b.key ? -1 : a.key > b.key ? 1 : 0,
+  );
+  const spec: Record<string, unknown> = {
+    nodeClassRef: template.nodeClassRef,
+    requirements,
+    resources: { requests: claim.requests },
+    expireAfter: template.expireAfter,
+  };
+  if (template.taints) spec.taints = template.taints;
+  if (template.startupTaints) spec.startupTaints = template.startupTaints;
+  if (template.terminationGracePeriod) spec.terminationGracePeriod = template.terminationGracePeriod;
   return {
     apiVersion: 'karpenter.sh/v1',
     kind: 'NodeClaim',
     metadata: {
-      name: nodeClaimName(poolName, options.batchId, planned.pods),
-      labels: { ...(template.metadata?.labels ?? {}), [LabelKey.nodePool]: poolName, [BATCH_LABEL]: options.batchId },
-      annotations: {
-        ...(template.metadata?.annotations ?? {}),
-        [NODEPOOL_HASH_ANNOTATION]: nodePoolHash(pool),
-        [NODEPOOL_HASH_VERSION_ANNOTATION]: NODEPOOL_HASH_VERSION,
-      },
-      ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: poolName, uid: source.poolUid, blockOwnerDeletion: true }],
+      name: claim.name,
+      labels: { ...template.labels, [BATCH_LABEL]: batchId },
+      annotations: { ...template.annotations },
+      ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: template.pool, uid: template.poolUid, blockOwnerDeletion: true }],
     },
     spec,
   };
+}
+
+/** One planned claim straight to its manifest (tests, and callers without a batch to compact). */
+export function nodeClaimManifest(planned: PlannedNodeClaim, source: ClaimSource, options: { batchId: string; podRequests: ReadonlyMap<string, Record<string, string>> }): NodeClaimManifest {
+  const optionLists = new OptionLists();
+  const claim = compactClaim(planned, { batchId: options.batchId, optionLists, podRequests: options.podRequests });
+  return claimManifest(claim, claimTemplate(source.pool, source.poolUid), optionLists.lists[claim.options] ?? [], options.batchId);
 }

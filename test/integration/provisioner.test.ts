@@ -3,7 +3,8 @@
 // workflows launch in moto, simulated kubelets join, kube-scheduler binds, kwok runs.
 import { AppsV1Api, type V1Pod } from '@kubernetes/client-node';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createProvisionerActivities, type BatchResult } from '../../activities/provisioner/activity';
+import { createProvisionerActivities } from '../../activities/provisioner/activity';
+import { type BatchResult } from '../../core/provisioning';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
