@@ -22,9 +22,11 @@ export interface Ec2Fixtures {
  * created for a real hosted cluster. `octet` picks the VPC's 10.<octet>.0.0/16, so several
  * clusters in one moto do not hand out the same private addresses (and so node names).
  */
-export async function createClusterNetwork(ec2: EC2Client, options: { clusterName: string; zones: readonly string[]; octet: number }): Promise<Ec2Fixtures> {
-  const discoveryTag = { 'karpenter.sh/discovery': options.clusterName };
-  const tags = [{ Key: 'karpenter.sh/discovery', Value: options.clusterName }];
+export async function createClusterNetwork(ec2: EC2Client, options: { clusterName: string; zones: readonly string[]; octet: number; discoveryValue?: string }): Promise<Ec2Fixtures> {
+  // the tag node classes select subnets and security groups by (the cluster's name unless told)
+  const discovery = options.discoveryValue ?? options.clusterName;
+  const discoveryTag = { 'karpenter.sh/discovery': discovery };
+  const tags = [{ Key: 'karpenter.sh/discovery', Value: discovery }];
   const { octet } = options;
   const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: `10.${octet}.0.0/16` }));
   const vpcId = vpc.Vpc?.VpcId;

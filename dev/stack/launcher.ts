@@ -1,6 +1,6 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { cacheDir, resolveBinaries, type StackBinaries } from './binaries';
 import { reapOrphanedStacks } from './reap';
 
@@ -205,6 +205,10 @@ async function guestNodeComponents(o: {
         `--authorization-kubeconfig=${kcm}`,
         '--use-service-account-credentials=true',
         '--controllers=*,-csrapproving',
+        // a Deployment's pods appear as fast as a real control plane makes them (default 20 QPS
+        // makes 200 replicas take 10 s, and 5,000 over 4 minutes)
+        '--kube-api-qps=200',
+        '--kube-api-burst=400',
         `--cluster-signing-cert-file=${o.pki.files.clientCaCert}`,
         `--cluster-signing-key-file=${o.pki.files.clientCaKey}`,
         `--root-ca-file=${o.pki.files.servingCaCert}`,
@@ -246,7 +250,8 @@ async function guestNodeComponents(o: {
         '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
         '--manage-nodes-with-label-selector=',
         '--manage-single-node=',
-        '--cidr=10.0.0.1/24',
+        // pod IPs for every pod the tests and benchmarks run at once (a /24 holds 254)
+        '--cidr=10.128.0.1/16',
         '--node-ip=10.0.0.1',
         '--node-lease-duration-seconds=40',
         `--server-address=127.0.0.1:${o.ports.kwok}`,
@@ -258,13 +263,26 @@ async function guestNodeComponents(o: {
   ];
 }
 
+/**
+ * moto, with one addition to the AMIs it ships: the node images a release names
+ * (release-amis.json), so manifests that select the release's AMI by id — seed 000's
+ * EC2NodeClass — work verbatim. Appended to moto's own list before any region loads it
+ * (MOTO_AMIS_PATH would replace the list, and drop the regional ones tests use).
+ */
 function motoProcess(binaries: StackBinaries, logDir: string, ports: Ports): ManagedProcess {
+  const script = [
+    'import json, os, sys',
+    'import moto.ec2.models.amis as amis',
+    "amis.AMIS.extend(json.load(open(os.environ['AUTONODE_RELEASE_AMIS'], encoding='utf-8')))",
+    'from moto.server import main',
+    'main(sys.argv[1:])',
+  ].join('\n');
   return new ManagedProcess({
     name: 'moto',
-    command: binaries.motoServer,
-    args: ['-H', '127.0.0.1', '-p', String(ports.moto)],
+    command: join(dirname(binaries.motoServer), 'python'),
+    args: ['-c', script, '-H', '127.0.0.1', '-p', String(ports.moto)],
     // moto answers every region; the fixed fake credentials here are moto's, not AWS's.
-    env: { MOTO_ALLOW_NONEXISTENT_REGION: 'false' },
+    env: { MOTO_ALLOW_NONEXISTENT_REGION: 'false', AUTONODE_RELEASE_AMIS: join(__dirname, 'release-amis.json') },
     logFile: join(logDir, 'moto.log'),
     ready: () => answers200(`http://127.0.0.1:${ports.moto}/moto-api/`),
     startTimeoutMs: 60_000,

@@ -4,9 +4,15 @@
 import { readFileSync } from 'node:fs';
 import { type Command } from 'commander';
 import { z } from 'zod';
+import { EC2Client } from '@aws-sdk/client-ec2';
 import { solve, type LinearSolver, type Plan } from '../../core/packing';
 import { loadLinearSolver } from '../../activities/packing/highs';
-import { assemblePlanInput, type ManifestFile } from '../../core/workloads/assemble';
+import { createEc2CloudProvider } from '../../activities/cloud';
+import { cloudCatalog } from '../../activities/provisioner/catalog';
+import { normaliseDocument } from '../../core/api/normalise';
+import { parseManifests } from '../../core/api/manifests';
+import type { EC2NodeClass } from '../../core/api/ec2nodeclass';
+import { assemblePlanInput, type CatalogPort, type ManifestFile } from '../../core/workloads/assemble';
 
 const NO_FILE = 'give at least one manifest file with -f';
 const planOptionsSchema = z.object({
@@ -14,6 +20,9 @@ const planOptionsSchema = z.object({
   file: z.array(z.string().min(1), { error: NO_FILE }).min(1, { error: NO_FILE }),
   output: z.enum(['json', 'table']),
   region: z.string().min(1),
+  /** instance types, offerings and spot prices from the EC2 API (and each node class's subnets' zones), as the provisioner sees them */
+  ec2: z.boolean().default(false),
+  ec2Endpoint: z.string().url({ error: '--ec2-endpoint must be a URL, e.g. http://127.0.0.1:5000' }).optional(),
 });
 export type PlanCommandOptions = z.infer<typeof planOptionsSchema>;
 
@@ -25,6 +34,8 @@ export interface PlanIo {
   now: number;
   /** Enables the LP guide (core/packing/guide.ts); without it the plan is greedy only. */
   linearSolver?: LinearSolver;
+  /** instance types per node class from elsewhere (`--ec2`); the bundled catalog when absent */
+  catalog?: CatalogPort;
 }
 
 /** The contract's document: exactly its fields, in its order. */
@@ -78,7 +89,7 @@ export function runPlan(raw: unknown, io: PlanIo): number {
       return 2;
     }
   }
-  const { input, diagnostics } = assemblePlanInput(files, { region: options.region, now: io.now });
+  const { input, diagnostics } = assemblePlanInput(files, { region: options.region, now: io.now, ...(io.catalog ? { catalog: io.catalog } : {}) });
   for (const line of diagnostics) io.stderr(`warning: ${line}\n`);
   if (input.nodePools.length === 0) io.stderr('warning: no usable NodePool in the input: every pending pod is unschedulable\n');
   const plan = solve(input, io.linearSolver === undefined ? {} : { linearSolver: io.linearSolver });
@@ -93,10 +104,29 @@ export function registerPlanCommand(program: Command): void {
     .option('-f, --file <path>', 'a multi-document YAML file of Kubernetes objects (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
     .option('-o, --output <format>', 'json or table', 'table')
     .option('--region <region>', 'AWS region of the bundled instance-type catalog', 'us-east-1')
+    .option('--ec2', "read instance types, offerings and spot prices from the EC2 API, and each EC2NodeClass's subnets (AWS credentials from the SDK's default chain)", false)
+    .option('--ec2-endpoint <url>', 'an EC2-compatible endpoint for --ec2 (e.g. moto); default AWS_ENDPOINT_URL_EC2, else AWS')
     .action(async (raw: unknown) => {
       const linearSolver = await loadLinearSolver();
+      const parsed = planOptionsSchema.safeParse(raw);
+      let catalog: CatalogPort | undefined;
+      if (parsed.success && (parsed.data.ec2 || parsed.data.ec2Endpoint !== undefined)) {
+        const endpoint = parsed.data.ec2Endpoint ?? process.env.AWS_ENDPOINT_URL_EC2;
+        const ec2 = new EC2Client({ region: parsed.data.region, ...(endpoint ? { endpoint } : {}) });
+        try {
+          const texts = parsed.data.file.map((path) => ({ path, text: readFileSync(path, 'utf8') }));
+          catalog = await ec2CatalogFor(texts, createEc2CloudProvider({ ec2, cluster: { name: 'autonode-plan', region: parsed.data.region } }));
+        } catch (err) {
+          process.stderr.write(`autonode plan: reading the EC2 catalog: ${err instanceof Error ? err.message : String(err)}\n`);
+          process.exitCode = 1;
+          return;
+        } finally {
+          ec2.destroy();
+        }
+      }
       const code = runPlan(raw, {
         linearSolver,
+        ...(catalog ? { catalog } : {}),
         stdout: (text) => process.stdout.write(text),
         stderr: (text) => process.stderr.write(text),
         readFile: (path) => readFileSync(path, 'utf8'),
@@ -104,4 +134,26 @@ export function registerPlanCommand(program: Command): void {
       });
       if (code !== 0) process.exitCode = code;
     });
+}
+
+/** Every EC2NodeClass in the manifests, normalised (v1 and v1beta1 alike). */
+export function nodeClassesIn(files: readonly ManifestFile[]): Map<string, EC2NodeClass> {
+  const classes = new Map<string, EC2NodeClass>();
+  for (const file of files) {
+    for (const document of parseManifests(file.text)) {
+      if (document.status === 'error' || document.kind !== 'EC2NodeClass') continue;
+      const normalised = normaliseDocument(document.object);
+      if (normalised.status === 'ok') for (const o of normalised.objects) if (o.kind === 'EC2NodeClass') classes.set(o.metadata.name ?? '', o);
+    }
+  }
+  return classes;
+}
+
+/**
+ * The catalog `autonode plan --ec2` plans with: each of the manifests' node classes read
+ * through the cloud the way the provisioner reads it (activities/provisioner/catalog.ts).
+ */
+export async function ec2CatalogFor(files: readonly ManifestFile[], cloud: Parameters<typeof cloudCatalog>[0]): Promise<CatalogPort> {
+  const byClass = await cloudCatalog(cloud, nodeClassesIn(files));
+  return (query) => byClass.get(query.nodeClassName) ?? { ok: false, reason: `EC2NodeClass ${query.nodeClassName} is not in the manifests: --ec2 needs the class to read its subnets` };
 }

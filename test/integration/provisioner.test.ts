@@ -133,7 +133,7 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
     if (process.env.AUTONODE_RECORD_HISTORY) {
       // Refreshes the committed provisioner history test/unit/replay.test.ts replays (after a
       // deliberate, patched() change to workflows/provisioner.ts).
-      writeFileSync(join(__dirname, '..', 'fixtures', 'histories', 'provisioner-batches.json'), historyToJSON(await provisioner().fetchHistory()));
+      writeFileSync(join(__dirname, '..', 'fixtures', 'histories', 'provisioner-plan-then-create.json'), historyToJSON(await provisioner().fetchHistory()));
     }
 
     // kubectl get nodepools: NODES and READY

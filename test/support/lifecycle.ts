@@ -11,7 +11,7 @@ import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activitie
 import { NodeClaimStore } from '../../activities/kube/nodeclaims';
 import { nodeClaimWorkflowId, type NodeClaimWorkflowInput, type TaskQueues } from '../../core/lifecycle';
 import { bootstrapIdentitySource, catalogNodeShapes, clusterAccessOf, SimulatedKubeletFleet } from '../../dev/simkubelet';
-import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
+import { WORKER_ROLES, createAutonodeWorkers, runWorkers, type WorkerRole } from '../../workers/workers';
 import { startCloudHarness, type CloudHarness } from './cloud';
 import { installCrds } from './crds';
 import { loadStackInfo } from './stack';
@@ -33,6 +33,8 @@ export interface LifecycleHarness {
   claims: NodeClaimStore;
   fleet: SimulatedKubeletFleet;
   silent: Set<string>;
+  /** NodePools whose instances get no kubelet either */
+  silentPools: Set<string>;
   nodeClassName: string;
   /** this harness's own task queues: test files sharing one Temporal never take each other's tasks */
   taskQueues: TaskQueues;
@@ -44,12 +46,19 @@ export interface LifecycleHarness {
   createNodeClaim(name: string, spec?: { terminationGracePeriod?: string; expireAfter?: string; requirements?: { key: string; operator: string; values?: string[] }[] } & Record<string, unknown>): Promise<string>;
   startLifecycle(name: string, uid: string, timeouts?: NodeClaimWorkflowInput['timeouts']): ReturnType<TemporalHarness['client']['workflow']['start']>;
   instanceState(instanceId: string): Promise<string | undefined>;
+  /** more workers for this harness's queues (e.g. a packing worker after one was killed); stopped by close() too */
+  startWorkers(run: readonly WorkerRole[]): Promise<{ stop(): Promise<void> }>;
   close(): Promise<void>;
+}
+
+export interface LifecycleHarnessOptions {
+  /** the queues the in-process workers poll (default all three) */
+  run?: readonly WorkerRole[];
 }
 
 export const lifecycleDefaults: Pick<NodeClaimWorkflowInput, 'timeouts'> = { timeouts: { resync: '1s', steadyResync: '2s' } };
 
-export async function startLifecycleHarness(): Promise<LifecycleHarness> {
+export async function startLifecycleHarness(options: LifecycleHarnessOptions = {}): Promise<LifecycleHarness> {
   const stack = loadStackInfo();
   const id = randomUUID().slice(0, 6);
   await installCrds(stack.guest.kubeconfigPath);
@@ -59,6 +68,7 @@ export async function startLifecycleHarness(): Promise<LifecycleHarness> {
   const claims = new NodeClaimStore(guest);
   const nodeClassName = `lc-${id}`;
   const silent = new Set<string>();
+  const silentPools = new Set<string>();
   const taskQueues: TaskQueues = { control: `autonode-control-${id}`, cloud: `autonode-cloud-${id}`, packing: `autonode-packing-${id}` };
   await ensureCustomNodeClass(guest, {
     name: nodeClassName,
@@ -73,22 +83,25 @@ export async function startLifecycleHarness(): Promise<LifecycleHarness> {
   });
   const autonodeKubeconfigPath = await writeAutonodeGuestKubeconfig(guest, join(stack.dir, `autonode-${id}.kubeconfig`));
   const resolve = staticClusterResolver({ guestKubeconfigPath: autonodeKubeconfigPath, ec2ClientFor });
-  const workers: Worker[] = await createAutonodeWorkers({
-    connection: t.connection,
-    client: t.client,
-    namespace: t.namespace,
-    // The workers act as autonode's own least-privileged identity (k8s/guest/rbac.yaml).
-    resolve,
-    workflows: { workflowBundle: workflowBundle() },
-    nodeClaimDefaults: lifecycleDefaults,
-    taskQueues,
-  });
-  const running = runWorkers(workers);
+  const workersFor = (run: readonly WorkerRole[]) =>
+    createAutonodeWorkers({
+      connection: t.connection,
+      client: t.client,
+      namespace: t.namespace,
+      // The workers act as autonode's own least-privileged identity (k8s/guest/rbac.yaml).
+      resolve,
+      workflows: { workflowBundle: workflowBundle() },
+      nodeClaimDefaults: lifecycleDefaults,
+      taskQueues,
+      run,
+    });
+  const workers: Worker[] = await workersFor(options.run ?? WORKER_ROLES);
+  const running = [runWorkers(workers)];
   const kc = new KubeConfig();
   kc.loadFromFile(stack.guest.kubeconfigPath);
   const bootstrap = bootstrapIdentitySource(guest);
   const fleet = new SimulatedKubeletFleet({
-    listInstances: async () => (await h.provider.list()).filter((i) => !silent.has(i.tags['karpenter.sh/nodeclaim'] ?? '')),
+    listInstances: async () => (await h.provider.list()).filter((i) => !silent.has(i.tags['karpenter.sh/nodeclaim'] ?? '') && !silentPools.has(i.tags['karpenter.sh/nodepool'] ?? '')),
     guest: clusterAccessOf(kc),
     bootstrap: async () => (await bootstrap()).kubeConfig,
     shapeOf: catalogNodeShapes(stack.ec2.region),
@@ -104,6 +117,7 @@ export async function startLifecycleHarness(): Promise<LifecycleHarness> {
     claims,
     fleet,
     silent,
+    silentPools,
     nodeClassName,
     taskQueues,
     autonodeKubeconfigPath,
@@ -150,14 +164,26 @@ export async function startLifecycleHarness(): Promise<LifecycleHarness> {
       const out = await h.direct.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }));
       return out.Reservations?.[0]?.Instances?.[0]?.State?.Name;
     },
+    async startWorkers(run) {
+      const more = await workersFor(run);
+      workers.push(...more);
+      const done = runWorkers(more);
+      running.push(done);
+      return {
+        stop: async () => {
+          for (const w of more) if (w.getState() === 'RUNNING') w.shutdown();
+          await done;
+        },
+      };
+    },
     async close() {
       // Whatever a failed test left running must not outlive this harness.
       for await (const wf of t.client.workflow.list({ query: `AutoNodeCluster = "${h.cluster.name}" AND ExecutionStatus = "Running"` })) {
         await t.client.workflow.getHandle(wf.workflowId, wf.runId).terminate('test harness closing').catch(() => undefined);
       }
       await fleet.stop();
-      for (const w of workers) w.shutdown();
-      await running;
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+      await Promise.all(running);
       await t.close();
       await h.close();
     },
