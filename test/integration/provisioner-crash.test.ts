@@ -11,7 +11,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { provisionerWorkflowId } from '../../core/lifecycle';
+import { nodeClaimWorkflowId, provisionerWorkflowId } from '../../core/lifecycle';
 import { BATCH_LABEL, type PlannedBatch } from '../../core/provisioning';
 import { watchWorkflowId } from '../../workflows/watch';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
@@ -177,7 +177,17 @@ describe('provisioner: a packing worker killed mid-batch (real process, real sta
     const launched = await eventually('an instance for every claim', async () => {
       const counts = await instancesPerClaim(planned);
       return [...counts.values()].every((n) => n >= 1) ? counts : undefined;
-    }, 120_000);
+    }, 120_000).catch(async (err: unknown) => {
+      // say why: each claim without an instance, its conditions and its workflow's state
+      const counts = await instancesPerClaim(planned);
+      for (const name of planned.filter((n) => counts.get(n) === 0)) {
+        const claim = await lh.claims.get(name);
+        const described = await lh.t.client.workflow.getHandle(nodeClaimWorkflowId(lh.h.cluster.name, name)).describe().catch((e: unknown) => String(e));
+        const pending = typeof described === 'string' ? described : JSON.stringify({ status: described.status.name, pending: described.raw.pendingActivities?.map((a) => ({ type: a.activityType?.name, attempt: a.attempt, failure: a.lastFailure?.message })) });
+        console.log(`claim ${name} has no instance: conditions ${JSON.stringify(claim?.status?.conditions)}; workflow ${pending}`);
+      }
+      throw err;
+    });
     expect([...launched.values()].every((n) => n === 1)).toBe(true);
     // nothing more arrives later (e.g. a late second plan for the same pods)
     await new Promise((r) => setTimeout(r, 5_000));
