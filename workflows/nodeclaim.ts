@@ -41,7 +41,7 @@ import {
   type Phase,
   provisionerWorkflowId,
 } from '../core/lifecycle';
-import { offeringsUnavailableSignal } from './provisioner';
+import { offeringsUnavailableSignal, type OfferingsUnavailableOptions } from './provisioner';
 import { nodeClaimWorkflowV1, type NodeClaimResumeState } from './legacy/nodeclaim-v1';
 import { AutoNodeCluster, AutoNodePhase, AutoNodePool, CapacityType, InstanceType, Zone } from './search-attributes';
 
@@ -62,6 +62,11 @@ export interface NodeClaimCarryOver {
  * histories lack this marker); every new run records it and is driven by `decide`.
  */
 const LIFECYCLE_AS_DATA = 'lifecycle-as-data';
+/**
+ * A launch that succeeded after the fleet refused some offerings tells the provisioner
+ * (one more command). Runs recorded before it never send that signal on replay.
+ */
+const PARTIAL_ICE_MEMORY = 'partial-ice-memory';
 
 /**
  * One NodeClaim's life: launch → approve the kubelet's client CSR → register → approve its
@@ -221,12 +226,25 @@ class LifecycleDriver {
    * doorbell rings too). A cluster without a provisioner (a claim made by hand) has no one
    * to tell: that is fine.
    */
-  private async tellProvisioner(offerings: OfferingRef[]): Promise<void> {
+  private async tellProvisioner(offerings: OfferingRef[], options?: OfferingsUnavailableOptions): Promise<void> {
+    const provisioner = getExternalWorkflowHandle(provisionerWorkflowId(this.input.cluster.name));
     try {
-      await getExternalWorkflowHandle(provisionerWorkflowId(this.input.cluster.name)).signal(offeringsUnavailableSignal, offerings);
+      // the ICE ending sends the one-argument signal it always sent
+      await (options ? provisioner.signal(offeringsUnavailableSignal, offerings, options) : provisioner.signal(offeringsUnavailableSignal, offerings));
     } catch (err) {
       if (isCancellation(err)) throw err;
     }
+  }
+
+  /**
+   * The claim launched, but the fleet found these offerings out of capacity first: the
+   * provisioner remembers them without re-planning (this claim's pods have their node).
+   * Shielded from cancellation: a teardown arriving now must still see the instance
+   * launched (the next step observes the cancellation and terminates it).
+   */
+  private async reportExhausted(offerings: OfferingRef[] | undefined): Promise<void> {
+    if (offerings === undefined || offerings.length === 0 || !patched(PARTIAL_ICE_MEMORY)) return;
+    await CancellationScope.nonCancellable(() => this.tellProvisioner(offerings, { replan: false }));
   }
 
   private historyIsLong(): boolean {
@@ -247,7 +265,10 @@ class LifecycleDriver {
         return { kind: 'prepared', ...(await kube.prepareClaim({ cluster, name })) };
       case 'launch': {
         await cloud.reconcileNodeClass({ cluster, name });
-        return { kind: 'launched', instance: await launch.launchClaimInstance({ cluster, name }) };
+        // Results recorded before PARTIAL_ICE_MEMORY are a bare instance: nothing to report.
+        const { exhaustedOfferings, ...launched } = await launch.launchClaimInstance({ cluster, name });
+        await this.reportExhausted(exhaustedOfferings);
+        return { kind: 'launched', instance: launched };
       }
       case 'reviewRegistration':
         return { kind: 'registration', ...(await kube.reviewRegistration({ cluster, name, instance: required(instance, action), policy })) };

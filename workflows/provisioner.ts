@@ -18,8 +18,17 @@ import { AutoNodeCluster, AutoNodePhase } from './search-attributes';
 
 /** The watcher's doorbell: pods are pending. It carries nothing; the batch reads the pods itself. */
 export const podsPendingSignal = defineSignal('podsPending');
-/** A launch found these offerings out of capacity: hold them unavailable, and plan again. */
-export const offeringsUnavailableSignal = defineSignal<[OfferingRef[]]>('offeringsUnavailable');
+export interface OfferingsUnavailableOptions {
+  /** default true: the reporting claim was deleted, its pods need a new plan */
+  replan?: boolean;
+}
+/**
+ * A launch found these offerings out of capacity: hold them unavailable, and plan again —
+ * unless `replan: false`: a claim that launched on another offering (a partial fleet error)
+ * reports what it saw, but its pods have their node coming. The options argument is
+ * optional so callers and histories of the one-argument signal keep its meaning.
+ */
+export const offeringsUnavailableSignal = defineSignal<[OfferingRef[], OfferingsUnavailableOptions?]>('offeringsUnavailable');
 
 export interface UnavailableOffering extends OfferingRef {
   /** epoch ms */
@@ -90,13 +99,13 @@ export async function provisionerWorkflow(input: ProvisionerWorkflowInput): Prom
   let batching = false;
 
   setHandler(podsPendingSignal, () => void (rang = true));
-  setHandler(offeringsUnavailableSignal, (offerings) => {
+  setHandler(offeringsUnavailableSignal, (offerings, options) => {
     const until = Date.now() + unavailableMs;
     for (const o of offerings) {
       unavailable = unavailable.filter((u) => !(u.instanceType === o.instanceType && u.zone === o.zone && u.capacityType === o.capacityType));
       unavailable.push({ ...o, until });
     }
-    rang = true; // the claim was deleted: its pods need a new plan
+    if (options?.replan !== false) rang = true;
   });
   setHandler(provisionerStatusQuery, () => ({
     cluster: cluster.name,

@@ -39,6 +39,18 @@ export function summarizeFleetErrors(
   return { exhausted: sorted, other };
 }
 
+/**
+ * The exhausted offerings other than the one that launched. EC2 reports a pool per override
+ * (type and subnet), so it can name one subnet of a zone full and still launch the same
+ * type, zone and capacity type through another subnet: that offering is evidently available.
+ */
+export function exhaustedBesidesLaunched(
+  exhausted: readonly ExhaustedOffering[],
+  launched: { instanceType: string; zone: string; capacityType: CapacityType },
+): ExhaustedOffering[] {
+  return exhausted.filter((o) => !(o.instanceType === launched.instanceType && o.zone === launched.zone && o.capacityType === launched.capacityType));
+}
+
 export interface LaunchedId {
   instanceId: string;
   capacityType: CapacityType;

@@ -26,7 +26,7 @@ import {
 import { classifyAwsError, isRetryableClass, missingPermissions } from './classify';
 import { backoffDelayMs, toCloudError } from './retry';
 import { overridesByImage, planFleet, type FleetOverride, type InstanceTypeOption, type SubnetChoice } from './overrides';
-import { launchedInstanceIds, summarizeFleetErrors } from './fleet-response';
+import { exhaustedBesidesLaunched, launchedInstanceIds, summarizeFleetErrors } from './fleet-response';
 import { ensureLaunchTemplate, canonicalJson, type LaunchTemplateRef } from './launch-template';
 import { findByNodeClaim, getInstanceById } from './instances';
 import { type Ec2Context } from './context';
@@ -60,7 +60,11 @@ export interface LaunchResult {
   instance: CloudInstance;
   /** true when the instance already existed (a retried launch) */
   reused: boolean;
-  /** pools EC2 reported exhausted even though another pool delivered: remember them too */
+  /**
+   * pools EC2 reported exhausted (capacity and quota codes only) even though another pool
+   * delivered, never the launched offering itself: remember them too. Empty for a reused
+   * instance (the first call's errors are not known again).
+   */
   exhaustedOfferings: ExhaustedOffering[];
 }
 
@@ -261,6 +265,7 @@ export async function launchNodeClaim(ctx: Ec2Context, request: LaunchRequest): 
 
   const described = await describeLaunched(ctx, launched.instanceId);
   const instance: CloudInstance = { ...described, capacityType: launched.capacityType };
+  const exhausted = exhaustedBesidesLaunched(summary.exhausted, instance);
   ctx.logger.info(
     {
       nodeClaim: request.nodeClaim.name,
@@ -270,10 +275,10 @@ export async function launchNodeClaim(ctx: Ec2Context, request: LaunchRequest): 
       imageId: instance.imageId,
       overrides: plan.overrides.length,
       launchTemplates: configs.length,
-      exhausted: summary.exhausted.length,
+      exhausted: exhausted.length,
       ms: ctx.clock.now().getTime() - started,
     },
     'launched instance',
   );
-  return { instance, reused: false, exhaustedOfferings: summary.exhausted };
+  return { instance, reused: false, exhaustedOfferings: exhausted };
 }

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import { EXPECTED_NODE_NAME_ANNOTATION, launchOptionsForClaim, type ClusterRef, type LaunchOption, type LaunchedInstance } from '../../core/lifecycle';
+import { EXPECTED_NODE_NAME_ANNOTATION, launchOptionsForClaim, type ClusterRef, type LaunchOption, type LaunchOutcome, type LaunchedInstance } from '../../core/lifecycle';
 import {
   ArchitectureSchema,
   EC2_ARCHITECTURE,
@@ -128,9 +128,11 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
     /**
      * Launches (or finds) the claim's instance and records it on the NodeClaim. Capacity
      * errors surface as a non-retryable `InsufficientCapacity` failure listing the
-     * exhausted offerings, so the workflow can end and the provisioner re-plan.
+     * exhausted offerings, so the workflow can end and the provisioner re-plan. A launch
+     * that succeeded after EC2 refused some offerings returns those too (`exhaustedOfferings`,
+     * only when there are any), for the provisioner's unavailable-offerings memory.
      */
-    async launchClaimInstance({ cluster, name }: ClaimRef): Promise<LaunchedInstance> {
+    async launchClaimInstance({ cluster, name }: ClaimRef): Promise<LaunchOutcome> {
       const { claims, cloud, guest, event } = await connect(cluster);
       const claim = await mustGet(claims, name);
       const ref = claim.spec.nodeClassRef;
@@ -246,7 +248,9 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
       if (!result.reused) {
         await event({ involvedObject: nodeClaimRef(claim), type: 'Normal', reason: 'Launched', message: `Launched ${instance.instanceId} (${instance.instanceType}, ${instance.capacityType}, ${instance.zone})` });
       }
-      return instance;
+      // Compact (no reason, no field when empty): this result is kept in workflow history.
+      const exhaustedOfferings = result.exhaustedOfferings.map(({ instanceType, zone, capacityType }) => ({ instanceType, zone, capacityType }));
+      return exhaustedOfferings.length > 0 ? { ...instance, exhaustedOfferings } : instance;
     },
 
 

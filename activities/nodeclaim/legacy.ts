@@ -48,9 +48,11 @@ export function createLegacyNodeClaimActivities(kube: NodeClaimKubeActivities, c
       kube.finalizeClaim({ cluster, name: claim.name, uid: claim.uid, reason, warning, ...(nodeName ? { nodeName } : {}), ...(providerId ? { providerId } : {}) }),
   };
   const cloudSide = {
-    async launchInstance(cluster: ClusterRef, name: string) {
+    async launchInstance(cluster: ClusterRef, name: string): Promise<LaunchedInstance> {
       await cloud.reconcileNodeClass({ cluster, name });
-      return cloud.launchClaimInstance({ cluster, name });
+      // v1 keeps the result as its state's instance and never reports a partial fleet error
+      const { exhaustedOfferings: _exhausted, ...instance } = await cloud.launchClaimInstance({ cluster, name });
+      return instance;
     },
     terminateInstance: (cluster: ClusterRef, name: string, providerId: string) => cloud.terminateClaimInstance({ cluster, name, providerId }),
   };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type EndReason } from './end';
+import { type OfferingRef } from './failures';
 
 /**
  * The contract between the nodeclaim workflow, its activities and whoever starts or
@@ -53,6 +54,14 @@ export const LaunchedInstanceSchema = z.object({
   launchTime: z.string(),
 });
 export type LaunchedInstance = z.infer<typeof LaunchedInstanceSchema>;
+
+/**
+ * What the launch activity returns: the instance, plus the offerings the fleet reported out
+ * of capacity on the way to it (a partial fleet error), for the provisioner's memory. Flat
+ * and optional rather than `{ instance, exhausted }`: results recorded before the field
+ * existed are a bare LaunchedInstance and must read as "none reported". Absent when none.
+ */
+export type LaunchOutcome = LaunchedInstance & { exhaustedOfferings?: OfferingRef[] };
 
 export const PHASES = ['Pending', 'Launching', 'Launched', 'Registered', 'Initialized', 'Draining', 'Terminating', 'Terminated'] as const;
 export type Phase = (typeof PHASES)[number];

@@ -9,7 +9,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { provisionerWorkflowId } from '../../core/lifecycle';
+import { nodeClaimWorkflowId, provisionerWorkflowId } from '../../core/lifecycle';
 import { type ProvisionerStatus } from '../../workflows/provisioner';
 import { watchWorkflowId } from '../../workflows/watch';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
@@ -230,6 +230,46 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
     const held = status.unavailableOfferings.find((o) => o.instanceType === 'm5.large');
     expect(Date.parse(held?.until ?? '') - Date.now()).toBeGreaterThan(60_000);
     expect(Date.parse(held?.until ?? '') - Date.now()).toBeLessThanOrEqual(180_000);
+    lh.h.proxy.reset();
+  });
+
+  it('remembers the offerings a launch found exhausted even when the fleet launched another one', async () => {
+    // r5.large is the cheaper type: the fleet asks for it first, EC2 (the proxy) refuses it in
+    // every zone, and the same call launches r5.xlarge. Types no other test here plans.
+    const tier = { 'example.com/tier': `partial-${lh.id}` };
+    const partial = `partial-${lh.id}`;
+    await createNodePool(partial, lh.nodeClassName, { weight: 70, types: ['r5.large', 'r5.xlarge'], labels: tier });
+    lh.h.proxy.exhaust(['us-east-1a', 'us-east-1b', 'us-east-1c'].map((zone) => ({ instanceType: 'r5.large', zone, capacityType: 'on-demand' as const })));
+    await deploy('partial', 1, { cpu: '500m', memory: '512Mi' }, tier);
+    await eventually('the partial pod Running', async () => running(await podsOf('partial')).length === 1, 180_000);
+
+    const claims = await claimsOf(partial);
+    expect(claims).toHaveLength(1); // launched, not deleted and re-planned
+    const claim = claims[0];
+    expect(claim?.spec.requirements.find((r) => r.key === 'node.kubernetes.io/instance-type')?.values).toEqual(expect.arrayContaining(['r5.large', 'r5.xlarge']));
+    expect(claim?.metadata.labels?.['node.kubernetes.io/instance-type']).toBe('r5.xlarge');
+    // what the proxy refused in that launch is what the provisioner now holds
+    const refused = lh.h.proxy.injected.flatMap((f) => (f.kind === 'insufficient-capacity' && f.forwarded ? f.pools : []));
+    expect(refused.length).toBeGreaterThan(0);
+    const status = await eventually('the refused offerings held by the provisioner', async () => {
+      const s = await provisioner().query<ProvisionerStatus>('status');
+      return s.unavailableOfferings.some((o) => o.instanceType === 'r5.large') ? s : undefined;
+    });
+    const held = status.unavailableOfferings.filter((o) => o.instanceType.startsWith('r5.'));
+    expect(held.map((o) => `${o.instanceType}/${o.zone}/${o.capacityType}`).sort()).toEqual(refused.map((p) => `${p.instanceType}/${p.zone}/${p.capacityType}`).sort());
+    for (const o of held) {
+      expect(Date.parse(o.until) - Date.now()).toBeGreaterThan(60_000);
+      expect(Date.parse(o.until) - Date.now()).toBeLessThanOrEqual(180_000);
+    }
+    if (process.env.AUTONODE_RECORD_HISTORY && claim) {
+      // the claim's first run: its launch and the `partial-ice-memory` signal (replayed by test/unit/replay.test.ts)
+      const handle = lh.t.client.workflow.getHandle(nodeClaimWorkflowId(lh.h.cluster.name, claim.metadata.name));
+      const firstRunId = (await handle.describe()).raw.workflowExecutionInfo?.firstRunId ?? undefined;
+      const history = await lh.t.client.workflow.getHandle(handle.workflowId, firstRunId).fetchHistory();
+      writeFileSync(join(__dirname, '..', 'fixtures', 'histories', 'nodeclaim-partial-ice.json'), historyToJSON(history));
+      // and the provisioner that took the two-argument (replan: false) signal
+      writeFileSync(join(__dirname, '..', 'fixtures', 'histories', 'provisioner-partial-ice.json'), historyToJSON(await provisioner().fetchHistory()));
+    }
     lh.h.proxy.reset();
   });
 

@@ -3,6 +3,7 @@
 // replaced by a scripted world. Timers and endings are tested in seconds, not minutes;
 // the real-stack integration tests cover the activities themselves.
 import { Context } from '@temporalio/activity';
+import { WorkflowClient } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { existsSync, readFileSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { join } from 'node:path';
 import type { NodeClaimCloudActivities } from '../../activities/nodeclaim/cloud';
 import type { NodeClaimKubeActivities, PreparedClaim } from '../../activities/nodeclaim/kube';
 import { autonodeSearchAttributes } from '../../workflows/search-attributes';
-import { nodeClaimWorkflowId, type LaunchedInstance, type NodeClaimResult, type NodeClaimWorkflowInput } from '../../core/lifecycle';
+import { nodeClaimWorkflowId, type LaunchOutcome, type LaunchedInstance, type NodeClaimResult, type NodeClaimWorkflowInput } from '../../core/lifecycle';
 
 export const MINUTE = 60_000;
 export const HOUR = 60 * MINUTE;
@@ -47,7 +48,7 @@ export const instance: LaunchedInstance = {
 export interface Script {
   claim?: (now: number) => { exists: boolean; deleting: boolean; createdAt?: number; expireAfterMs?: number; terminationGraceMs?: number };
   /** throw to fail the launch (e.g. an ApplicationFailure); default: launches `instance` */
-  launch?: (now: number) => LaunchedInstance;
+  launch?: (now: number) => LaunchOutcome;
   registeredAt?: number;
   node?: (now: number) => { exists: boolean; deleting?: boolean; ready: 'True' | 'False' | 'Unknown' | 'Missing'; readySince?: number; blocker?: string };
   drain?: (now: number, pastDeadline: boolean) => { done: boolean; blockers?: string };
@@ -127,10 +128,22 @@ export function scriptedActivities(script: Script, calls: Call[]) {
   return { kube, cloud };
 }
 
+export interface RunOptions {
+  /**
+   * Advance server time in steps of this duration (env.sleep) until the workflow ends,
+   * instead of letting it skip freely while waiting on the result. Needed when another
+   * workflow waits without a timer (a provisioner between doorbells): when the claim ends,
+   * free skipping would jump straight to that workflow's run timeout.
+   */
+  step?: string;
+}
+
 export interface TimeSkippingHarness {
   env: TestWorkflowEnvironment;
+  /** the workflows, bundled once: for a test's own workers (e.g. a provisioner the claims signal) */
+  workflowBundle: { code: string };
   /** runs one nodeclaim workflow to its end against the script; returns its result, the calls, and every run's history length */
-  run(script: Script, input?: Partial<NodeClaimWorkflowInput>, resume?: unknown): Promise<{ result: NodeClaimResult; calls: Call[]; historyLengths: number[] }>;
+  run(script: Script, input?: Partial<NodeClaimWorkflowInput>, resume?: unknown, options?: RunOptions): Promise<{ result: NodeClaimResult; calls: Call[]; historyLengths: number[]; workflowId: string }>;
   close(): Promise<void>;
 }
 
@@ -151,7 +164,8 @@ export async function startTimeSkipping(): Promise<TimeSkippingHarness> {
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
   return {
     env,
-    async run(script, input = {}, resume) {
+    workflowBundle,
+    async run(script, input = {}, resume, options = {}) {
       const id = `ts-${++counter}`;
       const taskQueues = { control: `control-${id}`, cloud: `cloud-${id}` };
       const calls: Call[] = [];
@@ -168,19 +182,29 @@ export async function startTimeSkipping(): Promise<TimeSkippingHarness> {
       const work = (async () => {
         const handle = await env.client.workflow.start('nodeClaimWorkflow', { taskQueue: taskQueues.control, workflowId, args: resume === undefined ? [args] : [args, resume] });
         // result() follows the continue-as-new chain to its end
-        const result = (await handle.result()) as NodeClaimResult;
+        const result = (await (options.step === undefined ? handle.result() : resultInSteps(env, workflowId, options.step))) as NodeClaimResult;
         const runIds = [...new Set(calls.map((c) => c.runId))];
         const historyLengths: number[] = [];
         for (const runId of runIds) {
           const history = await env.client.workflow.getHandle(workflowId, runId).fetchHistory();
           historyLengths.push(history.events?.length ?? 0);
         }
-        return { result, calls, historyLengths };
+        return { result, calls, historyLengths, workflowId };
       })();
       return control.runUntil(cloudWorker.runUntil(work));
     },
     close: () => env.teardown(),
   };
+}
+
+/** Steps server time until the workflow's latest run is closed, then reads its result without unlocking time skipping. */
+async function resultInSteps(env: TestWorkflowEnvironment, workflowId: string, step: string): Promise<unknown> {
+  const plain = new WorkflowClient({ connection: env.connection, namespace: env.namespace ?? 'default' });
+  for (;;) {
+    const { status } = await plain.getHandle(workflowId).describe();
+    if (status.name !== 'RUNNING') return plain.getHandle(workflowId).result();
+    await env.sleep(step);
+  }
 }
 
 export const named = (calls: Call[], name: string) => calls.filter((c) => c.name === name);

@@ -1,5 +1,5 @@
 import { CreateFleetOutputSchema } from '../../../activities/cloud/ec2-schemas';
-import { launchedInstanceIds, summarizeFleetErrors } from '../../../activities/cloud/fleet-response';
+import { exhaustedBesidesLaunched, launchedInstanceIds, summarizeFleetErrors } from '../../../activities/cloud/fleet-response';
 import { buildCreateFleetInput, instanceTags } from '../../../activities/cloud/launch';
 import { overridesByImage, planFleet } from '../../../activities/cloud/overrides';
 
@@ -41,6 +41,33 @@ describe('summarizeFleetErrors', () => {
       { instanceType: 't4g.large', zone: 'us-east-1a', capacityType: 'on-demand', reason: 'InsufficientInstanceCapacity' },
     ]);
     expect(summary.other).toEqual([]);
+  });
+
+  it('counts only capacity and quota codes as exhausted when the fleet still launched', () => {
+    const output = CreateFleetOutputSchema.parse({
+      Instances: [{ InstanceIds: ['i-1'], Lifecycle: 'on-demand', InstanceType: 'm5.xlarge' }],
+      Errors: [
+        { ErrorCode: 'InsufficientInstanceCapacity', Lifecycle: 'on-demand', LaunchTemplateAndOverrides: { Overrides: { InstanceType: 'm5.large', AvailabilityZone: 'us-east-1a' } } },
+        { ErrorCode: 'MaxSpotInstanceCountExceeded', Lifecycle: 'spot', LaunchTemplateAndOverrides: { Overrides: { InstanceType: 'c5.large', AvailabilityZone: 'us-east-1a' } } },
+        { ErrorCode: 'InvalidParameterCombination', ErrorMessage: 'no', Lifecycle: 'on-demand', LaunchTemplateAndOverrides: { Overrides: { InstanceType: 'r5.large', AvailabilityZone: 'us-east-1a' } } },
+        { ErrorCode: 'RequestLimitExceeded', ErrorMessage: 'slow down', Lifecycle: 'on-demand', LaunchTemplateAndOverrides: { Overrides: { InstanceType: 'm5.2xlarge', AvailabilityZone: 'us-east-1b' } } },
+      ],
+    });
+    const summary = summarizeFleetErrors(output, { ...context, requestedCapacityType: 'on-demand' });
+    expect(summary.exhausted.map((o) => `${o.instanceType}/${o.zone}/${o.capacityType}`)).toEqual(['c5.large/us-east-1a/spot', 'm5.large/us-east-1a/on-demand']);
+    expect(summary.other.map((e) => e.code)).toEqual(['InvalidParameterCombination', 'RequestLimitExceeded']);
+    expect(launchedInstanceIds(output, 'on-demand')).toEqual([{ instanceId: 'i-1', capacityType: 'on-demand' }]);
+  });
+
+  it('never reports the launched offering as exhausted (a full subnet in a zone another subnet served)', () => {
+    const exhausted = [
+      { instanceType: 'm5.large', zone: 'us-east-1a', capacityType: 'on-demand' as const, reason: 'InsufficientFreeAddressesInSubnet' },
+      { instanceType: 'm5.large', zone: 'us-east-1a', capacityType: 'spot' as const, reason: 'InsufficientInstanceCapacity' },
+      { instanceType: 'm5.large', zone: 'us-east-1b', capacityType: 'on-demand' as const, reason: 'InsufficientInstanceCapacity' },
+      { instanceType: 'c5.large', zone: 'us-east-1a', capacityType: 'on-demand' as const, reason: 'InsufficientInstanceCapacity' },
+    ];
+    const remembered = exhaustedBesidesLaunched(exhausted, { instanceType: 'm5.large', zone: 'us-east-1a', capacityType: 'on-demand' });
+    expect(remembered.map((o) => `${o.instanceType}/${o.zone}/${o.capacityType}`)).toEqual(['m5.large/us-east-1a/spot', 'm5.large/us-east-1b/on-demand', 'c5.large/us-east-1a/on-demand']);
   });
 
   it('reads launched instance ids with their lifecycle', () => {
