@@ -6,7 +6,8 @@
 import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
 import { type temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import type { BatchResult, ProvisionBatchInput, ProvisionerActivities } from '../../activities/provisioner/activity';
+import type { ProvisionBatchInput, ProvisionerActivities } from '../../activities/provisioner/activity';
+import type { BatchResult, CreatedClaims, PlannedBatch } from '../../core/provisioning';
 import { provisionerWorkflowId, type OfferingRef } from '../../core/lifecycle';
 import { type ProvisionerStatus } from '../../workflows/provisioner';
 import { instance, named, startTimeSkipping, type TimeSkippingHarness } from './support';
@@ -34,6 +35,13 @@ beforeAll(async () => {
     async provisionBatch(input: ProvisionBatchInput): Promise<BatchResult> {
       batches.push(input);
       return { batchId: input.batchId, pending: 0, created: [], resumed: [], nominated: 0, onExistingNodes: 0, unschedulable: 0, pricePerHour: 0, solveMs: 0, skipped: [] };
+    },
+    async planBatch(input: ProvisionBatchInput): Promise<PlannedBatch> {
+      batches.push(input);
+      return { batchId: input.batchId, pending: 0, nominated: 0, onExistingNodes: 0, unschedulable: 0, pricePerHour: 0, solveMs: 0, skipped: [], templates: [], optionLists: [], claims: [], poolStatus: [] };
+    },
+    async createClaims(): Promise<CreatedClaims> {
+      return { created: [], resumed: [], refused: [] };
     },
   };
   packing = await Worker.create({ connection: h.env.nativeConnection, taskQueue: packingQueue, workflowBundle: h.workflowBundle, activities });
