@@ -92,10 +92,10 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
       const world = await readWorld(guest);
       const result: BatchResult = { batchId: input.batchId, pending: world.provisionable.length, created: [], resumed: [], nominated: 0, onExistingNodes: 0, unschedulable: 0, pricePerHour: 0, solveMs: 0, skipped: [] };
 
-      const { pools, classes, skipped, invalid } = await validateKarpenterObjects(world, event);
+      const { pools, classes, invalidClasses, skipped, invalid } = await validateKarpenterObjects(world, { event, guest, now: now() });
       result.skipped.push(...skipped);
       // Each node class: is it ready, in which zones, and its instance types from the cloud.
-      const typesByClass = new Map<string, CatalogResult>();
+      const typesByClass = new Map<string, CatalogResult>(invalidClasses);
       for (const [name, nodeClass] of classes) {
         const query = catalogQueryFor(name, nodeClass);
         if ('unsupported' in query) {

@@ -2,3 +2,4 @@ export * from './pods';
 export * from './nodeclaims';
 export * from './usage';
 export * from './nodes';
+export * from './nodeclass-status';
