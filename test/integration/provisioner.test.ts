@@ -180,6 +180,21 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
     await apps.deleteNamespacedDeployment({ namespace, name: 'huge' });
   });
 
+  it('reports a pod that asks for a zone no subnet is in with the closest miss, and launches nothing for it', async () => {
+    const before = (await claimsOf(pool)).length;
+    await deploy('nozone', 1, { cpu: '100m', memory: '64Mi' }, { 'karpenter.sh/nodepool': pool, 'topology.kubernetes.io/zone': 'us-east-1d' });
+    const event = await eventually('a FailedScheduling Event from autonode', async () => {
+      const events = await lh.guest.core.listNamespacedEvent({ namespace, fieldSelector: 'reason=FailedScheduling' });
+      return events.items.find((e) => e.source?.component === 'karpenter' && e.involvedObject.name?.startsWith('nozone-'));
+    });
+    // the subnets are in us-east-1a/b/c (test/support/cloud.ts ZONES): each type is offered there only
+    expect(event.message).toContain(`NodePool ${pool}: no instance type with an available offering matches`);
+    expect(event.message).toMatch(/closest: [a-z0-9]+\.[a-z0-9]+ matches every requirement but topology\.kubernetes\.io\/zone In \[us-east-1d\] \(offered in us-east-1a, us-east-1b, us-east-1c\)/);
+    expect(event.message?.length).toBeLessThan(1024);
+    expect((await claimsOf(pool)).length).toBe(before);
+    await apps.deleteNamespacedDeployment({ namespace, name: 'nozone' });
+  });
+
   it('reports a NodePool whose EC2NodeClass does not exist on its status, and the other pools keep provisioning', async () => {
     const broken = `broken-${lh.id}`;
     await createNodePool(broken, 'no-such-class', { weight: 50 });
