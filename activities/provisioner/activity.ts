@@ -2,8 +2,6 @@ import { Context } from '@temporalio/activity';
 import { type Client } from '@temporalio/client';
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import { normaliseDocument } from '../../core/api/normalise';
-import type { EC2NodeClass } from '../../core/api/ec2nodeclass';
 import type { NodePool } from '../../core/api/nodepool';
 import type { CatalogResult } from '../../core/instancetypes';
 import type { Plan } from '../../core/packing';
@@ -21,6 +19,7 @@ import { createEventSink, type EventSink } from '../kube/event-sink';
 import { createEventRecorder, type RecordEvent } from '../kube/events';
 import { cloudCatalog } from './catalog';
 import { createSolverThread, type SolverThread } from './solver-thread';
+import { validateKarpenterObjects } from './validate';
 import { readWorld, type World } from './world';
 
 export interface ProvisionerActivityDeps {
@@ -108,9 +107,10 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
       poolStatus: [],
     };
 
-    const { pools, classes, skipped, invalid } = await validateKarpenterObjects(world, event);
+    const { pools, classes, invalidClasses, skipped, invalid } = await validateKarpenterObjects(world, { event, guest, now: now() });
     planned.skipped.push(...skipped);
-    const typesByClass = await cloudCatalog(cloud, classes, input.unavailable);
+    // an invalid class is reported by name, not as missing
+    const typesByClass = new Map<string, CatalogResult>([...invalidClasses, ...(await cloudCatalog(cloud, classes, input.unavailable))]);
     heartbeat('plan');
 
     const live = world.nodeClaims.filter((c) => c.metadata.deletionTimestamp === undefined);
@@ -299,40 +299,6 @@ function withUsage(raw: unknown, usage: Record<string, string>): unknown {
   if (typeof raw !== 'object' || raw === null) return raw;
   const status = 'status' in raw && typeof raw.status === 'object' && raw.status !== null ? raw.status : {};
   return { ...raw, status: { ...status, resources: usage } };
-}
-
-/**
- * Karpenter objects as users wrote them: each NodePool and EC2NodeClass is normalised
- * (v1 and v1beta1 alike). An invalid NodePool is reported — a `ValidationSucceeded=False`
- * condition naming the field, and a Warning Event — and skipped, and the rest provision.
- * An invalid EC2NodeClass is only skipped (its pools then say it does not exist): its own
- * condition and Event are still to do.
- */
-async function validateKarpenterObjects(world: World, event: RecordEvent) {
-  const pools = new Map<string, { pool: NodePool; uid: string; raw: unknown }>();
-  const classes = new Map<string, EC2NodeClass>();
-  const skipped: string[] = [];
-  const invalid: { name: string; raw: unknown; why: string }[] = [];
-  for (const raw of world.nodeClasses) {
-    const normalised = normaliseDocument(raw);
-    if (normalised.status === 'ok') for (const o of normalised.objects) if (o.kind === 'EC2NodeClass') classes.set(o.metadata.name ?? '', o);
-  }
-  for (const raw of world.nodePools) {
-    const meta = PoolMetaSchema.safeParse(raw);
-    if (!meta.success) continue;
-    const { name, uid } = meta.data.metadata;
-    const normalised = normaliseDocument(raw);
-    const pool = normalised.status === 'ok' ? normalised.objects.find((o): o is NodePool => o.kind === 'NodePool') : undefined;
-    if (!pool) {
-      const why = normalised.status === 'invalid' ? normalised.issues.map((i) => `${i.path}: ${i.message}`).join('; ') : normalised.status === 'unsupported' ? normalised.reason : 'not a NodePool';
-      skipped.push(`NodePool ${name}: invalid: ${why}`);
-      invalid.push({ name, raw, why });
-      await event({ involvedObject: { apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name, uid }, type: 'Warning', reason: 'FailedValidation', message: `NodePool ${name} is invalid and is not used for provisioning: ${why}` });
-      continue;
-    }
-    pools.set(name, { pool, uid, raw });
-  }
-  return { pools, classes, skipped, invalid };
 }
 
 function podEvent(sink: EventSink, pod: string, type: 'Normal' | 'Warning', reason: string, message: string): void {

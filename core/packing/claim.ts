@@ -67,7 +67,8 @@ function uniqueValues(offerings: readonly Offering[], pick: (o: Offering) => str
 export function canAddToClaim(claim: Claim, podClass: PodClass, context: SolveContext): ClaimProposal {
   const { pool, target } = claim;
   const feasibility = podClass.feasibility[pool.order];
-  if (feasibility === undefined || !feasibility.ok) return { ok: false, reason: feasibility?.ok === false ? feasibility.reason : 'no pool' };
+  // (no need to word the class's miss here: callers only ask whether the pod fits)
+  if (feasibility === undefined || !feasibility.ok) return { ok: false, reason: `the pod cannot use NodePool ${pool.name}` };
   if (feasibility.mask[target.index] !== 1) return { ok: false, reason: `${target.name} cannot hold the pod` };
   if (!fitsWith(claim.used, podClass.requests, target.allocatable)) return { ok: false, reason: `${target.name} is full` };
   if (podClass.hostPorts.some((port) => claim.ports.has(port))) return { ok: false, reason: 'host port in use' };

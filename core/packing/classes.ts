@@ -7,12 +7,14 @@ import { compatible, intersectRequirements, parseRequirements, requirementsFromL
 import { toleratesAll } from '../scheduling/taints';
 import { dot, fitsWith, type Dims, type Vec } from './dims';
 import type { PendingPod } from './input';
+import { closestTypeMiss, lazily, resourceMiss, said, type Explanation } from './misses';
 import { hostPortKey, labelsMatch, offeringAllowed, type Pool } from './pools';
 import { tolerationsOf, type EffectiveSpec } from './preferences';
 
 export type PoolFeasibility =
   | { readonly ok: true; readonly mask: Uint8Array; readonly types: readonly number[] }
-  | { readonly ok: false; readonly reason: string };
+  /** `why` is worded only when read (misses.ts): most misses are never reported. */
+  | { readonly ok: false; readonly why: Explanation };
 
 export interface PodClass {
   readonly id: number;
@@ -56,7 +58,7 @@ export interface ClassBuildContext {
   readonly dims: Dims;
   readonly pools: readonly Pool[];
   /** Feasibility masks keyed by pool and requirement/toleration signature, shared across classes. */
-  readonly compatCache: Map<string, { ok: true; mask: Uint8Array } | { ok: false; reason: string }>;
+  readonly compatCache: Map<string, { ok: true; mask: Uint8Array } | { ok: false; why: Explanation }>;
 }
 
 export function buildClass(id: number, pod: PendingPod, spec: EffectiveSpec, context: ClassBuildContext): PodClass {
@@ -74,14 +76,14 @@ export function buildClass(id: number, pod: PendingPod, spec: EffectiveSpec, con
     zone: requirements[LabelKey.zone], capacityType: requirements[LabelKey.capacityType],
     hostPorts: pod.hostPorts.map(hostPortKey), value: 0,
   };
-  const feasibility = pools.map((pool): PoolFeasibility => (invalid !== undefined ? { ok: false, reason: invalid } : poolFeasibility(base, pool, context)));
+  const feasibility = pools.map((pool): PoolFeasibility => (invalid !== undefined ? { ok: false, why: said(invalid) } : poolFeasibility(base, pool, context)));
   return { ...base, feasibility, ...(invalid === undefined ? {} : { invalid }) };
 }
 
 type ClassCore = Pick<PodClass, 'requests' | 'requirements' | 'spec' | 'zone' | 'capacityType' | 'hostPorts'>;
 
 function poolFeasibility(podClass: ClassCore, pool: Pool, context: ClassBuildContext): PoolFeasibility {
-  if (pool.invalid !== undefined) return { ok: false, reason: pool.invalid };
+  if (pool.invalid !== undefined) return { ok: false, why: said(pool.invalid) };
   const tolerations = tolerationsOf(podClass.spec);
   const signature = `${pool.order}|${JSON.stringify(podClass.requirements)}|${JSON.stringify(tolerations)}`;
   let compat = context.compatCache.get(signature);
@@ -99,18 +101,21 @@ function poolFeasibility(podClass: ClassCore, pool: Pool, context: ClassBuildCon
     mask[type.index] = 1;
     types.push(type.index);
   }
-  if (types.length === 0) return { ok: false, reason: resourceMiss(podClass, pool, compat.mask, context.dims) };
+  if (types.length === 0) {
+    const { mask: compatMask } = compat;
+    return { ok: false, why: lazily(() => resourceMiss(podClass, pool, compatMask, context.dims)) };
+  }
   return { ok: true, mask, types };
 }
 
-function typeCompatibility(podClass: ClassCore, pool: Pool, tolerations: EffectiveSpec['tolerations']): { ok: true; mask: Uint8Array } | { ok: false; reason: string } {
+function typeCompatibility(podClass: ClassCore, pool: Pool, tolerations: EffectiveSpec['tolerations']): { ok: true; mask: Uint8Array } | { ok: false; why: Explanation } {
   const tolerated = toleratesAll(pool.taints, tolerations);
-  if (!tolerated.ok) return { ok: false, reason: `NodePool ${pool.name}: ${tolerated.reason}` };
+  if (!tolerated.ok) return { ok: false, why: said(`NodePool ${pool.name}: ${tolerated.reason}`) };
   // Keys decided by the instance type or offering are checked per type below; the rest
   // (custom labels) must be promised by the pool's requirements or template labels.
   const allowUndefined = new Set([...pool.typeKeys, LabelKey.zone, LabelKey.capacityType]);
   const compat = compatible(pool.requirements, podClass.requirements, { allowUndefined });
-  if (!compat.ok) return { ok: false, reason: `NodePool ${pool.name}: ${compat.reason}` };
+  if (!compat.ok) return { ok: false, why: said(`NodePool ${pool.name}: ${compat.reason}`) };
   const combined = intersectRequirements(pool.requirements, podClass.requirements);
   const zone = combined[LabelKey.zone];
   const capacityType = combined[LabelKey.capacityType];
@@ -123,38 +128,16 @@ function typeCompatibility(podClass: ClassCore, pool: Pool, tolerations: Effecti
     any = true;
   }
   if (!any) {
-    const wanted = Object.values(podClass.requirements).map(describeRequirement).join(', ');
-    return { ok: false, reason: `NodePool ${pool.name}: no instance type with an available offering matches ${wanted === '' ? 'the pool requirements' : wanted}` };
+    return {
+      ok: false,
+      why: lazily(() => {
+        // (the pool's own name adds nothing to a reason that starts with it)
+        const wanted = Object.values(podClass.requirements).filter((r) => r.key !== LabelKey.nodePool).map(describeRequirement).join(', ');
+        return `NodePool ${pool.name}: no instance type with an available offering matches ${wanted === '' ? 'the pool requirements' : wanted}; closest: ${closestTypeMiss(pool, podClass, combined)}`;
+      }),
+    };
   }
   return { ok: true, mask };
-}
-
-/** The closest miss: the compatible type with the most room in the dimension that failed. */
-function resourceMiss(podClass: ClassCore, pool: Pool, compatMask: Uint8Array, dims: Dims): string {
-  const compatibleTypes = pool.types.filter((t) => compatMask[t.index] === 1);
-  const constraint = Object.values(podClass.requirements).filter((r) => r.key !== LabelKey.nodePool).map(describeRequirement);
-  const context = constraint.length === 0 ? '' : ` with ${constraint.join(', ')}`;
-  const failing = dims.names.map((_, i) => i).filter((i) => compatibleTypes.every((t) => (t.daemonOverhead[i] ?? 0) + (podClass.requests[i] ?? 0) > (t.allocatable[i] ?? 0)));
-  const dimension = failing[0];
-  const requested = dims.describe(podClass.requests);
-  if (dimension === undefined) {
-    const ports = podClass.hostPorts.join(', ');
-    return `NodePool ${pool.name}: requests ${requested}${context}, but no single compatible type fits every resource at once${ports === '' ? '' : ` and host ports ${ports} free of DaemonSets`}`;
-  }
-  const name = dims.names[dimension] ?? '';
-  let best = compatibleTypes[0];
-  for (const type of compatibleTypes) {
-    const room = (type.allocatable[dimension] ?? 0) - (type.daemonOverhead[dimension] ?? 0);
-    const bestRoom = best === undefined ? -Infinity : (best.allocatable[dimension] ?? 0) - (best.daemonOverhead[dimension] ?? 0);
-    if (room > bestRoom) best = type;
-  }
-  if (best === undefined) return `NodePool ${pool.name}: no compatible instance type`;
-  const room = dims.zero();
-  room[dimension] = Math.max(0, (best.allocatable[dimension] ?? 0) - (best.daemonOverhead[dimension] ?? 0));
-  const wanted = dims.zero();
-  wanted[dimension] = podClass.requests[dimension] ?? 0;
-  const show = (v: Vec): string => dims.format(v)[name] ?? '0';
-  return `NodePool ${pool.name}: requires ${show(wanted)} ${name}${context}; the largest compatible type (${best.name}) allows ${show(room)} after DaemonSet overhead`;
 }
 
 /** The class's type bitset for a pool, or undefined when no type of the pool can hold it. */

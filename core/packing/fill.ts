@@ -15,6 +15,7 @@ import { maskFor, type PodClass } from './classes';
 import { addToClaimMutating, canAddToClaim, canOpen, openClaimMutating, probeClaim, type Claim } from './claim';
 import type { SolveContext } from './context';
 import { subtract, type Vec } from './dims';
+import { said, type Explanation } from './misses';
 import type { ClassQueue, PackState } from './pack-state';
 import type { Pool } from './pools';
 import { chooseType } from './type-choice';
@@ -127,20 +128,22 @@ export function shapeOf(requests: Vec, state: PackState): number {
   return shape;
 }
 
-export type SeedResult = { readonly ok: true; readonly claim: Claim } | { readonly ok: false; readonly reasons: string[] };
+/** A failed seed's reasons, one per pool in the order tried, worded only if the pod stays unschedulable. */
+export type SeedResult = { readonly ok: true; readonly claim: Claim } | { readonly ok: false; readonly reasons: Explanation[] };
 
 /** Opens and fills a claim around the seed pod, trying pools by weight. */
 export function openForSeedMutating(seed: ClassQueue, state: PackState, context: SolveContext, placed: Set<string>): SeedResult {
-  const reasons: string[] = [];
+  const reasons: Explanation[] = [];
   for (const pool of context.pools) {
     const feasibility = seed.podClass.feasibility[pool.order];
     if (feasibility === undefined || !feasibility.ok) {
-      reasons.push(feasibility?.ok === false ? feasibility.reason : `NodePool ${pool.name}: unavailable`);
+      reasons.push(feasibility?.ok === false ? feasibility.why : said(`NodePool ${pool.name}: unavailable`));
       continue;
     }
     const type = chooseType(pool, seed.podClass, state, context);
     if (type === undefined) {
-      reasons.push(explainNoType(pool, seed.podClass, context));
+      // worded now: limits and topology move on as claims are planned
+      reasons.push(said(explainNoType(pool, seed.podClass, context)));
       continue;
     }
     const claim = openClaimMutating(state.claims.length, pool, type, context);

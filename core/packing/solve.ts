@@ -22,6 +22,7 @@ import type { PackingInput, PendingPod } from './input';
 import { guidable, guideNewClaimsMutating, type Guide } from './guide';
 import type { LinearSolver } from './linear-program';
 import { buildPlan } from './output';
+import { lazily, perPool, type Explanation } from './misses';
 import type { Plan } from './plan';
 import { buildPools, cmp, daemonModels, type Pool } from './pools';
 import type { LoopModel } from './baseline/karpenter-loop';
@@ -190,7 +191,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
       const reason = failures.get(item.key);
       if (reason === undefined) continue;
       const relaxed = relax(item.spec);
-      if (relaxed === undefined) unschedulable.set(item.key, reason);
+      if (relaxed === undefined) unschedulable.set(item.key, reason());
       else queue.push({ ...item, spec: relaxed.spec, podClass: classOf(item.pod, relaxed.spec) });
     }
   }
@@ -270,7 +271,7 @@ function placeOnPlannedMutating(item: QueuedPod, claims: readonly Claim[], conte
 
 /** Opens claims seeded in queue order; returns the reason for each pod left over. */
 /** In the first round, the LP guide (if given and the pods suit it) plans claims before the greedy fill. */
-function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, context: SolveContext, first: boolean, guide: Guide | undefined): Map<string, string> {
+function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, context: SolveContext, first: boolean, guide: Guide | undefined): Map<string, Explanation> {
   state.queues.clear();
   for (const item of waiting) {
     let classQueue = state.queues.get(item.podClass.id);
@@ -287,7 +288,7 @@ function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, 
   for (const pool of context.pools) state.activeByPool.push(byValue.filter((q) => q.podClass.feasibility[pool.order]?.ok === true));
 
   const placed = new Set<string>();
-  const failures = new Map<string, string>();
+  const failures = new Map<string, Explanation>();
   if (first) {
     state.guidable = guidable(state, context);
     if (guide !== undefined && state.guidable) {
@@ -318,9 +319,16 @@ function compactActive(state: PackState): void {
   }
 }
 
-function describeFailure(reasons: readonly string[], podClass: PodClass, context: SolveContext): string {
-  const requested = context.dims.describe(podClass.requests);
-  if (context.pools.length === 0) return `no NodePool exists to launch a node (requests ${requested})`;
-  return `no NodePool can launch a node for it (requests ${requested}): ${reasons.join('; ')}`;
+/**
+ * Why no pool could launch a node for the pod: each pool's reason in the order tried, within
+ * misses.ts's MAX_REASON_LENGTH (perPool). Worded only for a pod that stays
+ * unschedulable once every relaxation is spent.
+ */
+function describeFailure(reasons: readonly Explanation[], podClass: PodClass, context: SolveContext): Explanation {
+  return lazily(() => {
+    const requested = context.dims.describe(podClass.requests);
+    if (context.pools.length === 0) return `no NodePool exists to launch a node (requests ${requested})`;
+    return perPool(`no NodePool can launch a node for it (requests ${requested}): `, reasons.map((why) => why()));
+  });
 }
 

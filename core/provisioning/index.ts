@@ -3,3 +3,4 @@ export * from './nodeclaims';
 export * from './usage';
 export * from './nodes';
 export * from './batch';
+export * from './nodeclass-status';

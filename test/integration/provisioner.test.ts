@@ -181,6 +181,21 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
     await apps.deleteNamespacedDeployment({ namespace, name: 'huge' });
   });
 
+  it('reports a pod that asks for a zone no subnet is in with the closest miss, and launches nothing for it', async () => {
+    const before = (await claimsOf(pool)).length;
+    await deploy('nozone', 1, { cpu: '100m', memory: '64Mi' }, { 'karpenter.sh/nodepool': pool, 'topology.kubernetes.io/zone': 'us-east-1d' });
+    const event = await eventually('a FailedScheduling Event from autonode', async () => {
+      const events = await lh.guest.core.listNamespacedEvent({ namespace, fieldSelector: 'reason=FailedScheduling' });
+      return events.items.find((e) => e.source?.component === 'karpenter' && e.involvedObject.name?.startsWith('nozone-'));
+    });
+    // the subnets are in us-east-1a/b/c (test/support/cloud.ts ZONES): each type is offered there only
+    expect(event.message).toContain(`NodePool ${pool}: no instance type with an available offering matches`);
+    expect(event.message).toMatch(/closest: [a-z0-9]+\.[a-z0-9]+ matches every requirement but topology\.kubernetes\.io\/zone In \[us-east-1d\] \(offered in us-east-1a, us-east-1b, us-east-1c\)/);
+    expect(event.message?.length).toBeLessThan(1024);
+    expect((await claimsOf(pool)).length).toBe(before);
+    await apps.deleteNamespacedDeployment({ namespace, name: 'nozone' });
+  });
+
   it('reports a NodePool whose EC2NodeClass does not exist on its status, and the other pools keep provisioning', async () => {
     const broken = `broken-${lh.id}`;
     await createNodePool(broken, 'no-such-class', { weight: 50 });
@@ -195,6 +210,75 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
     expect(status.conditions).toContainEqual(expect.objectContaining({ type: 'NodeClassReady', status: 'False', message: expect.stringContaining('no-such-class') }));
     expect(status.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'False' }));
     expect(await claimsOf(broken)).toHaveLength(0);
+  });
+
+  it('reports an invalid EC2NodeClass on its status and with an Event, its pools say so, and the other pools keep provisioning', async () => {
+    const tier = { 'example.com/tier': `badclass-${lh.id}` };
+    const badClass = `bad-${lh.id}`;
+    const badPool = `badclass-${lh.id}`;
+    const goodPool = `goodclass-${lh.id}`;
+    // The CRD takes any string as an eviction threshold; autonode's rules want a percentage
+    // or a quantity. So the API server stores it and only normalisation rejects it.
+    await lh.guest.customObjects.createClusterCustomObject({
+      group: 'karpenter.k8s.aws',
+      version: 'v1',
+      plural: 'ec2nodeclasses',
+      body: {
+        apiVersion: 'karpenter.k8s.aws/v1',
+        kind: 'EC2NodeClass',
+        metadata: { name: badClass },
+        spec: {
+          amiFamily: 'Custom',
+          subnetSelectorTerms: [{ tags: lh.h.fixtures.discoveryTag }],
+          securityGroupSelectorTerms: [{ tags: lh.h.fixtures.discoveryTag }],
+          amiSelectorTerms: [{ id: lh.h.fixtures.imageId }],
+          userData: '#!/bin/bash\necho join\n',
+          kubelet: { evictionHard: { 'memory.available': 'lots' } },
+        },
+      },
+    });
+    // the pool on the invalid class is the heavier one: used, it would win
+    await createNodePool(badPool, badClass, { weight: 90, types: ['m5.large', 'm5.xlarge'], labels: tier });
+    await createNodePool(goodPool, lh.nodeClassName, { weight: 5, types: ['m5.large', 'm5.xlarge'], labels: tier });
+    await deploy('onbad', 2, { cpu: '500m', memory: '256Mi' }, tier);
+
+    const pods = await eventually('the pods Running', async () => {
+      const all = await podsOf('onbad');
+      return all.length === 2 && running(all).length === 2 ? all : undefined;
+    }, 180_000);
+    const nodes = new Set((await claimsOf(goodPool)).map((c) => c.status?.nodeName));
+    for (const pod of pods) expect(nodes.has(pod.spec?.nodeName)).toBe(true);
+    expect(await claimsOf(badPool)).toHaveLength(0);
+
+    const conditionsSchema = z.object({ status: z.object({ conditions: z.array(z.object({ type: z.string(), status: z.string(), reason: z.string().optional(), message: z.string().optional() })) }) });
+    const classStatus = await eventually('the invalid EC2NodeClass reported on its status', async () => {
+      const raw = await lh.guest.customObjects.getClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: badClass });
+      return conditionsSchema.safeParse(raw).data?.status;
+    });
+    const validation = classStatus.conditions.find((c) => c.type === 'ValidationSucceeded');
+    expect(validation).toEqual(expect.objectContaining({ status: 'False', reason: 'InvalidEC2NodeClass' }));
+    // the field path, what is wrong and the fix
+    expect(validation?.message).toContain('spec.kubelet.evictionHard["memory.available"]: is neither a percentage nor a quantity (got "lots"). Fix: ');
+    expect(classStatus.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'False' }));
+
+    const event = await eventually('a FailedValidation Event on the EC2NodeClass', async () => {
+      const events = await lh.guest.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.kind=EC2NodeClass,involvedObject.name=${badClass}` });
+      return events.items.find((e) => e.reason === 'FailedValidation');
+    });
+    expect(event.type).toBe('Warning');
+    expect(event.source?.component).toBe('karpenter');
+    expect(event.message).toContain(`EC2NodeClass ${badClass} is invalid`);
+    expect(event.message).toContain('spec.kubelet.evictionHard');
+
+    // its pool says the class is invalid, not that it does not exist
+    const poolStatus = await eventually('the pool on the invalid class reported', async () => {
+      const raw = await lh.guest.customObjects.getClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name: badPool });
+      return conditionsSchema.safeParse(raw).data?.status;
+    });
+    const nodeClassReady = poolStatus.conditions.find((c) => c.type === 'NodeClassReady');
+    expect(nodeClassReady).toEqual(expect.objectContaining({ status: 'False', message: expect.stringContaining(`EC2NodeClass ${badClass} (spec.template.spec.nodeClassRef.name) is invalid: spec.kubelet.evictionHard`) }));
+    expect(nodeClassReady?.message).not.toContain('does not exist');
+    expect(poolStatus.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'False' }));
   });
 
   it('fills the heavier pool up to its limit, counting claims still launching, then spills to the next', async () => {
