@@ -227,7 +227,10 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
       const instance = launched(result.instance);
       const type = instanceTypes.find((t) => t.name === instance.instanceType);
       let updated = await claims.annotate(claim, { [EXPECTED_NODE_NAME_ANNOTATION]: instance.privateDnsName });
+      // as Karpenter stamps a launched claim: the type's labels (arch, os, category, family,
+      // generation, size, cpu, memory, …), then the offering's zone and capacity type
       updated = await claims.patchLabels(updated, {
+        ...(type ? type.labels : {}),
         'node.kubernetes.io/instance-type': instance.instanceType,
         'topology.kubernetes.io/zone': instance.zone,
         'karpenter.sh/capacity-type': instance.capacityType,
