@@ -17,7 +17,7 @@ import { type KubeClients } from '../kube/clients';
 import { apiStatus, isConflict, isNotFound } from '../kube/errors';
 import { createEventSink, type EventSink } from '../kube/event-sink';
 import { createEventRecorder, type RecordEvent } from '../kube/events';
-import { cloudCatalog } from './catalog';
+import { ResolutionCache, cloudCatalog } from './catalog';
 import { createSolverThread, type SolverThread } from './solver-thread';
 import { validateKarpenterObjects } from './validate';
 import { readWorld, type World } from './world';
@@ -71,6 +71,7 @@ const SOLVE_HEARTBEAT_MS = 5_000;
 export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
   const now = deps.now ?? (() => new Date());
   const solver = deps.solver ?? createSolverThread();
+  const resolutions = new ResolutionCache();
   // one background event sink per cluster, for the worker's lifetime
   const sinks = new Map<string, EventSink>();
   const sinkFor = (cluster: string, record: RecordEvent) => {
@@ -110,7 +111,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     const { pools, classes, invalidClasses, skipped, invalid } = await validateKarpenterObjects(world, { event, guest, now: now() });
     planned.skipped.push(...skipped);
     // an invalid class is reported by name, not as missing
-    const typesByClass = new Map<string, CatalogResult>([...invalidClasses, ...(await cloudCatalog(cloud, classes, input.unavailable))]);
+    const typesByClass = new Map<string, CatalogResult>([...invalidClasses, ...(await cloudCatalog(cloud, classes, input.unavailable, { scope: input.cluster.name, resolutions }))]);
     heartbeat('plan');
 
     const live = world.nodeClaims.filter((c) => c.metadata.deletionTimestamp === undefined);

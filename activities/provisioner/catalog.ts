@@ -6,6 +6,33 @@ import { type InstanceTypeQuery } from '../cloud/instance-types';
 
 export type UnavailableOffering = NonNullable<InstanceTypeQuery['unavailable']>[number];
 
+type Resolution = Awaited<ReturnType<CloudProvider['resolveNodeClass']>>;
+
+/**
+ * Ready node-class resolutions (subnets, security groups, AMIs), kept briefly: each batch
+ * would otherwise describe them again (Karpenter caches the same lookups for a minute). A
+ * class that is not ready is looked up again every time, so a fix shows at the next batch;
+ * launches resolve afresh either way.
+ */
+export class ResolutionCache {
+  private readonly entries = new Map<string, { at: number; resolution: Resolution }>();
+  constructor(
+    private readonly ttlMs = 15_000,
+    private readonly clock: () => number = Date.now,
+  ) {}
+  async resolve(scope: string, cloud: Pick<CloudProvider, 'resolveNodeClass'>, input: Parameters<CloudProvider['resolveNodeClass']>[0]): Promise<Resolution> {
+    const key = `${scope}\n${JSON.stringify(input)}`;
+    const hit = this.entries.get(key);
+    if (hit && this.clock() - hit.at < this.ttlMs) return hit.resolution;
+    const resolution = await cloud.resolveNodeClass(input);
+    if (resolution.ready) this.entries.set(key, { at: this.clock(), resolution });
+    else this.entries.delete(key);
+    // forget what has expired (classes deleted or edited)
+    for (const [k, v] of this.entries) if (this.clock() - v.at >= this.ttlMs) this.entries.delete(k);
+    return resolution;
+  }
+}
+
 /**
  * Each node class's instance types as the cloud offers them: the class must resolve
  * (subnets, security groups, AMI), its subnets' zones bound the offerings, offerings held
@@ -17,6 +44,7 @@ export async function cloudCatalog(
   cloud: Pick<CloudProvider, 'resolveNodeClass' | 'instanceTypes'>,
   classes: ReadonlyMap<string, EC2NodeClass>,
   unavailable: readonly UnavailableOffering[] = [],
+  cache?: { scope: string; resolutions: ResolutionCache },
 ): Promise<Map<string, CatalogResult>> {
   const typesByClass = new Map<string, CatalogResult>();
   for (const [name, nodeClass] of classes) {
@@ -25,7 +53,8 @@ export async function cloudCatalog(
       typesByClass.set(name, { ok: false, reason: `amiFamily ${query.unsupported} is not supported` });
       continue;
     }
-    const resolution = await cloud.resolveNodeClass(NodeClassInputSchema.parse({ name, spec: nodeClass.spec }));
+    const input = NodeClassInputSchema.parse({ name, spec: nodeClass.spec });
+    const resolution = cache ? await cache.resolutions.resolve(cache.scope, cloud, input) : await cloud.resolveNodeClass(input);
     if (!resolution.ready) {
       const why = resolution.conditions
         .filter((c) => c.status !== 'True')

@@ -233,6 +233,9 @@ async function guestNodeComponents(o: {
         '--leader-elect=false',
         '--bind-address=127.0.0.1',
         `--secure-port=${o.ports.scheduler}`,
+        // binds and marks pods Unschedulable at a real control plane's pace (default 50 QPS)
+        '--kube-api-qps=200',
+        '--kube-api-burst=400',
         `--cert-dir=${join(o.dir, 'guest', 'scheduler-serving')}`,
         '--v=1',
       ],

@@ -1,0 +1,51 @@
+import { ResolutionCache } from '../../../activities/provisioner/catalog';
+import type { CloudProvider } from '../../../activities/cloud';
+
+type Resolution = Awaited<ReturnType<CloudProvider['resolveNodeClass']>>;
+const input = { name: 'default', spec: { subnetSelectorTerms: [], securityGroupSelectorTerms: [], amiSelectorTerms: [] } };
+
+function cloud(answers: boolean[]) {
+  const calls: unknown[] = [];
+  return {
+    calls,
+    resolveNodeClass: async (i: unknown) => {
+      calls.push(i);
+      const ready = answers.shift() ?? true;
+      return { ready, conditions: [], subnets: [], securityGroups: [], amis: [] } as unknown as Resolution;
+    },
+  };
+}
+
+describe('ResolutionCache', () => {
+  it('answers a ready resolution from memory until it is ttl old, then asks again', async () => {
+    let now = 0;
+    const cache = new ResolutionCache(15_000, () => now);
+    const c = cloud([true, true]);
+    await cache.resolve('a', c, input);
+    now = 14_999;
+    await cache.resolve('a', c, input);
+    expect(c.calls).toHaveLength(1);
+    now = 15_000;
+    await cache.resolve('a', c, input);
+    expect(c.calls).toHaveLength(2);
+  });
+
+  it('never keeps a class that is not ready: a fix shows at the next lookup', async () => {
+    const cache = new ResolutionCache(15_000, () => 0);
+    const c = cloud([false, true, true]);
+    expect((await cache.resolve('a', c, input)).ready).toBe(false);
+    expect((await cache.resolve('a', c, input)).ready).toBe(true);
+    await cache.resolve('a', c, input);
+    expect(c.calls).toHaveLength(2);
+  });
+
+  it('keeps clusters and specs apart', async () => {
+    const cache = new ResolutionCache(15_000, () => 0);
+    const c = cloud([]);
+    await cache.resolve('a', c, input);
+    await cache.resolve('b', c, input);
+    await cache.resolve('a', c, { ...input, spec: { ...input.spec, amiFamily: 'Custom' } });
+    await cache.resolve('a', c, input);
+    expect(c.calls).toHaveLength(3);
+  });
+});
