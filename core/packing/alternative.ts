@@ -49,7 +49,7 @@ export function karpenterLoopAlternative(input: PackingInput, options: { workBud
   // does), so its plan could break their spread or anti-affinity: not an alternative then.
   const bound = [...input.existingNodes, ...input.inFlightClaims].some((n) => n.pods.length > 0);
   if (bound && input.pods.some(hasTopology)) return undefined;
-  const run = runKarpenterLoop(input, { workBudget: options.workBudget ?? defaultLoopBudget, ...(options.model === undefined ? {} : { model: options.model }) });
+  const run = runKarpenterLoop(input, { workBudget: options.workBudget ?? defaultLoopBudget, guardSpread: true, ...(options.model === undefined ? {} : { model: options.model }) });
   if (run === undefined) return undefined;
   const finals: FinalClaim[] = [];
   for (const loopClaim of run.claims) {

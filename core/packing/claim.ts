@@ -131,7 +131,7 @@ export function addToClaimMutating(claim: Claim, podClass: PodClass, proposal: E
       : key === LabelKey.zone ? claim.zone
         : key === LabelKey.capacityType ? claim.capacityType
           : claim.target.labels[key] ?? claim.pool.templateLabels[key];
-  context.topology.recordMutating(topology, topology.own.filter((o) => o.group.kind === 'anti').map((o) => o.group), domainOf);
+  context.topology.recordMutating(topology, domainOf, (key) => universeOf(context, podClass, key));
 }
 
 export interface FinalClaim {

@@ -114,5 +114,5 @@ export function addToFixedMutating(node: FixedNode, podClass: PodClass, podName:
   node.placed.push(podName);
   node.podCount += 1;
   const topology = topologyOf(context, podClass);
-  context.topology.recordMutating(topology, topology.own.filter((o) => o.group.kind === 'anti').map((o) => o.group), (key) => domainOfFixed(node, key));
+  context.topology.recordMutating(topology, (key) => domainOfFixed(node, key), (key) => universeOf(context, podClass, key));
 }

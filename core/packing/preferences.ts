@@ -25,6 +25,12 @@ export interface EffectiveSpec {
   readonly preferredSpread: readonly TopologySpread[];
   readonly tolerations: readonly Toleration[];
   readonly toleratesPreferNoSchedule: boolean;
+  /**
+   * Whether the pod keeps other pods' DoNotSchedule spread satisfiable in any arrival order
+   * (topology.ts, guardSpread). Given up only after every preference (`unguard`): a pod
+   * the rule alone would leave unplaced is placed as Karpenter would place it.
+   */
+  readonly guardsSpread: boolean;
 }
 
 function heaviestFirst<T extends { weight: number }>(items: readonly T[]): T[] {
@@ -46,6 +52,7 @@ export function effectiveSpec(pod: PendingPod): EffectiveSpec {
     preferredSpread: pod.topologySpread.filter((c) => c.whenUnsatisfiable === 'ScheduleAnyway'),
     tolerations: pod.tolerations,
     toleratesPreferNoSchedule: false,
+    guardsSpread: true,
   };
 }
 
@@ -58,6 +65,11 @@ export function relax(spec: EffectiveSpec): { spec: EffectiveSpec; dropped: stri
   if (spec.preferredSpread.length > 0) return { spec: { ...spec, preferredSpread: spec.preferredSpread.slice(1) }, dropped: 'a ScheduleAnyway topology spread constraint' };
   if (!spec.toleratesPreferNoSchedule) return { spec: { ...spec, toleratesPreferNoSchedule: true }, dropped: 'PreferNoSchedule taints' };
   return undefined;
+}
+
+/** After the last relaxation: stop guarding other pods' spread, or undefined if already so. */
+export function unguard(spec: EffectiveSpec): { spec: EffectiveSpec; dropped: string } | undefined {
+  return spec.guardsSpread ? { spec: { ...spec, guardsSpread: false }, dropped: "the guard on other pods' topology spread" } : undefined;
 }
 
 /** The tolerations in force, including the relaxation's tolerate-PreferNoSchedule. */

@@ -26,7 +26,7 @@ import { lazily, perPool, type Explanation } from './misses';
 import type { Plan } from './plan';
 import { buildPools, cmp, daemonModels, type Pool } from './pools';
 import type { LoopModel } from './baseline/karpenter-loop';
-import { effectiveSpec, relax, requiredAffinityTerms, requiredAntiAffinityTerms, spreadConstraints, type EffectiveSpec } from './preferences';
+import { effectiveSpec, relax, requiredAffinityTerms, unguard, requiredAntiAffinityTerms, spreadConstraints, type EffectiveSpec } from './preferences';
 import { Topology } from './topology';
 
 interface QueuedPod {
@@ -93,7 +93,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
   const pools = buildPools(input.nodePools, dims, daemonModels(input.daemonSets, dims));
   // Limit headroom before this solve spends any: the Karpenter-loop alternative starts from it.
   const startPools: Pool[] = pools.map((pool) => ({ ...pool, headroom: Float64Array.from(pool.headroom) }));
-  const topology = new Topology();
+  const topology = new Topology({ guardSpread: true });
 
   // Duplicate pod names would make the plan ambiguous: the first one wins.
   const seen = new Set<string>();
@@ -190,7 +190,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
     for (const item of waiting) {
       const reason = failures.get(item.key);
       if (reason === undefined) continue;
-      const relaxed = relax(item.spec);
+      const relaxed = relax(item.spec) ?? unguard(item.spec);
       if (relaxed === undefined) unschedulable.set(item.key, reason());
       else queue.push({ ...item, spec: relaxed.spec, podClass: classOf(item.pod, relaxed.spec) });
     }
@@ -221,8 +221,10 @@ function countBoundPods(topology: Topology, input: PackingInput, existing: reado
     const node = byName.get(`${kind}/${name}`);
     if (node === undefined) return;
     for (const pod of pods) {
-      const owns = pod.antiAffinity.map((term) => topology.termGroup('anti', term, pod));
-      topology.recordMutating({ matching: topology.matchingGroups(pod) }, owns, (key) => domainOfFixed(node, key));
+      // A bound pod's own spread constraints were checked when it was bound; only its
+      // anti-affinity still acts (on pods arriving next to it).
+      const own = pod.antiAffinity.map((term) => ({ group: topology.termGroup('anti', term, pod), selfMatch: false, owns: true }));
+      topology.recordMutating({ matching: topology.matchingGroups(pod), own }, (key) => domainOfFixed(node, key), () => []);
     }
   };
   input.existingNodes.forEach((n) => count('existing', n.name, n.pods));

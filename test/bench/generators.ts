@@ -104,9 +104,13 @@ export function awsRealistic(n: number, seed = 7): PackingInput {
   return packingInputSchema.parse({ pods, now, nodePools: [{ name: 'default', instanceTypes: awsCatalog() }] });
 }
 
-/** 2,000 pods on the AWS catalog: 10 zone-spread deployments, hostname anti-affinity, hostname spread (maxSkew 2). */
-export function topologyHeavy(): PackingInput {
-  const base = awsRealistic(2000, 11);
+/**
+ * 2,000 pods (by default) on the AWS catalog, aws-realistic deployments of 10 whose
+ * replicas take turns: zone spread (maxSkew 1), hostname anti-affinity, hostname spread
+ * (maxSkew 2), each selecting the deployment's `app` label.
+ */
+export function topologyHeavy(n = 2000): PackingInput {
+  const base = awsRealistic(n, 11);
   const pods = base.pods.map((p, i) => {
     const app = p.labels.app ?? 'x';
     const selector = { matchLabels: { app } };

@@ -23,12 +23,17 @@ import { configurationBound } from '../../core/packing/configuration-bound';
 import type { LinearSolver } from '../../core/packing/linear-program';
 import { loadLinearSolver } from '../../activities/packing/highs';
 import { awsRealistic, existingNodes, karpenterMix, manyPools, topologyHeavy } from './generators';
+import { karpenterExact } from './karpenter-exact';
 
 const scenarios: Record<string, () => PackingInput> = {
   'karpenter-mix-1k': () => karpenterMix(1000),
   'karpenter-mix-5k': () => karpenterMix(5000),
   'karpenter-mix-10k': () => karpenterMix(10000),
   'karpenter-mix-20k': () => karpenterMix(20000),
+  'karpenter-exact-1k': () => karpenterExact(1000),
+  'karpenter-exact-5k': () => karpenterExact(5000),
+  'karpenter-exact-10k': () => karpenterExact(10000),
+  'karpenter-exact-20k': () => karpenterExact(20000),
   'aws-realistic-1k': () => awsRealistic(1000),
   'aws-realistic-5k': () => awsRealistic(5000),
   'aws-realistic-20k': () => awsRealistic(20000),

@@ -107,8 +107,8 @@ function commit(claim: LoopClaim, podClass: PodClass, proposal: NonNullable<Retu
   claim.pods.push(pod);
   claim.classes.add(podClass);
   const topology = topologyOf(context, podClass);
-  context.topology.recordMutating(topology, topology.own.filter((o) => o.group.kind === 'anti').map((o) => o.group),
-    (key) => (key === LabelKey.hostname ? `${claim.pool.name}#${claim.id}` : key === LabelKey.zone ? claim.zone : undefined));
+  context.topology.recordMutating(topology, (key) => (key === LabelKey.hostname ? `${claim.pool.name}#${claim.id}` : key === LabelKey.zone ? claim.zone : undefined),
+    (key) => universeOf(context, podClass, key));
 }
 
 /** The loop's final state, for callers that turn it into a full plan (alternative.ts). */
@@ -137,6 +137,11 @@ export interface LoopModel {
 export interface LoopOptions {
   readonly workBudget?: number;
   readonly model?: LoopModel;
+  /**
+   * Topology.guardSpread: keep owners' spread satisfiable in any arrival order. Off for the
+   * baseline (Karpenter has no such rule); on when the loop's plan may be launched (alternative.ts).
+   */
+  readonly guardSpread?: boolean;
 }
 
 function buildModel(input: PackingInput): LoopModel {
@@ -173,7 +178,7 @@ export function runKarpenterLoop(input: PackingInput, options: LoopOptions = {})
   const workBudget = options.workBudget ?? Infinity;
   const meter: WorkMeter = { used: 0 };
   const { dims, pools, classOf } = options.model ?? buildModel(input);
-  const topology = new Topology();
+  const topology = new Topology({ guardSpread: options.guardSpread ?? false });
   const pods = [...input.pods].sort((a, b) => cmp(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`));
   pods.forEach((p) => topology.register(p, effectiveSpec(p)));
   const existing = input.existingNodes.map((n) => existingNode(n, dims)).sort((a, b) => cmp(a.name, b.name));

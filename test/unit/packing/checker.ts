@@ -193,30 +193,50 @@ export function checkPlan(input: PackingInput, plan: Plan): string[] {
       }
     }
   }
-  // Spread: for each DoNotSchedule zone constraint, over zones where the pod could run.
-  const checked = new Set<string>();
-  for (const pod of input.pods) {
-    for (const constraint of pod.topologySpread) {
-      if (constraint.whenUnsatisfiable !== 'DoNotSchedule' || constraint.topologyKey !== 'topology.kubernetes.io/zone') continue;
-      const id = JSON.stringify([pod.namespace, constraint]);
-      if (checked.has(id)) continue;
-      checked.add(id);
-      const eligible = new Set<string>();
-      for (const pool of input.nodePools) {
-        for (const type of pool.instanceTypes) {
-          for (const o of type.offerings) {
-            if (o.available && nodeMatches(pod, { ...type.labels, ...pool.labels, 'topology.kubernetes.io/zone': o.zone, 'karpenter.sh/capacity-type': o.capacityType })) eligible.add(o.zone);
-          }
+  // Spread, as kube-scheduler checks a DoNotSchedule constraint when its owner arrives: the
+  // matching pods in the owner's domain (itself included if it matches) minus the fewest in
+  // any eligible domain must not exceed maxSkew. Pods arrive in any order, so every matching
+  // pod of the owner's domain may be bound before it: the final counts must pass. Only the
+  // owner is checked (a pod that merely matches is never refused), and for hostname another
+  // eligible node can still be empty of matching pods, so the fewest is 0.
+  const eligibleZones = new Map<PendingPod, Set<string>>();
+  const zonesFor = (pod: PendingPod): Set<string> => {
+    let eligible = eligibleZones.get(pod);
+    if (eligible !== undefined) return eligible;
+    eligible = new Set<string>();
+    for (const pool of input.nodePools) {
+      for (const type of pool.instanceTypes) {
+        for (const o of type.offerings) {
+          if (o.available && nodeMatches(pod, { ...type.labels, ...pool.labels, 'topology.kubernetes.io/zone': o.zone, 'karpenter.sh/capacity-type': o.capacityType })) eligible.add(o.zone);
         }
       }
-      const counts = new Map<string, number>([...eligible].map((z) => [z, 0]));
-      for (const o of everyone) {
-        const zone = o.host.labels['topology.kubernetes.io/zone'];
-        if (zone !== undefined && o.namespace === pod.namespace && selects(constraint.labelSelector, o.labels)) counts.set(zone, (counts.get(zone) ?? 0) + 1);
-      }
-      const values = [...counts.values()];
-      if (values.length > 0 && Math.max(...values) - Math.min(...values) > constraint.maxSkew) {
-        problems.push(`zone spread ${JSON.stringify(constraint.labelSelector)}: skew ${Math.max(...values) - Math.min(...values)} > ${constraint.maxSkew}`);
+    }
+    for (const node of input.existingNodes) {
+      const zone = node.labels['topology.kubernetes.io/zone'];
+      if (zone !== undefined && nodeMatches(pod, node.labels)) eligible.add(zone);
+    }
+    eligibleZones.set(pod, eligible);
+    return eligible;
+  };
+  for (const host of hosts) {
+    for (const pod of host.pods) {
+      for (const constraint of pod.topologySpread) {
+        if (constraint.whenUnsatisfiable !== 'DoNotSchedule') continue;
+        const selector = { ...constraint.labelSelector, matchExpressions: [...(constraint.labelSelector?.matchExpressions ?? []), ...(constraint.matchLabelKeys ?? []).filter((k) => pod.labels[k] !== undefined).map((k) => ({ key: k, operator: 'In', values: [pod.labels[k] ?? ''] }))] };
+        const matching = everyone.filter((o) => o.namespace === pod.namespace && constraint.labelSelector !== undefined && selects(selector, o.labels));
+        if (constraint.topologyKey === 'kubernetes.io/hostname') {
+          const here = matching.filter((o) => o.host === host).length;
+          if (here > constraint.maxSkew) problems.push(`${host.name}: ${pod.name} hostname spread ${JSON.stringify(constraint.labelSelector)}: ${here} matching pods > maxSkew ${constraint.maxSkew}`);
+        } else if (constraint.topologyKey === 'topology.kubernetes.io/zone') {
+          const counts = new Map<string, number>([...zonesFor(pod)].map((z) => [z, 0]));
+          for (const o of matching) {
+            const zone = o.host.labels['topology.kubernetes.io/zone'];
+            if (zone !== undefined && counts.has(zone)) counts.set(zone, (counts.get(zone) ?? 0) + 1);
+          }
+          const mine = counts.get(host.labels['topology.kubernetes.io/zone'] ?? '') ?? 0;
+          const fewest = counts.size < (constraint.minDomains ?? 1) ? 0 : Math.min(...counts.values());
+          if (mine - fewest > constraint.maxSkew) problems.push(`${host.name}: ${pod.name} zone spread ${JSON.stringify(constraint.labelSelector)}: skew ${mine - fewest} > ${constraint.maxSkew}`);
+        }
       }
     }
   }

@@ -1,0 +1,306 @@
+// Realisability: does kube-scheduler, given exactly the nodes a plan launches, bind every
+// pod the plan placed? A plan is only useful if the real scheduler can follow it, and
+// kube-scheduler binds pods one at a time, first come first served, re-evaluating
+// topology spread and pod (anti-)affinity at each bind (issue 14, finding 2).
+//
+// On the stack's guest API server: one Node per planned NodeClaim (kwok keeps it Ready;
+// labels and allocatable from the plan), then the planned pods are created one by one in
+// input order with no nodeName and no nomination, and kube-scheduler binds them — to any
+// of those nodes (`free`), or only to the one the plan chose (`planned`, see Placement).
+// When nothing moves any more, the pods still Pending are reported with the scheduler's
+// reasons.
+//
+// Isolation (test files share one stack): every Node carries a label and a NoSchedule
+// taint unique to the run; every pod selects that label and tolerates that taint, so
+// only this run's nodes are eligible (and, with nodeAffinityPolicy Honor, only they are
+// spread domains); pods live in namespaces unique to the run, so selectors count only
+// them. The plan's own pods never carry either, so neither changes what the plan meant.
+// Only new nodes are modelled: no existing nodes, in-flight claims or DaemonSets.
+import type { V1Affinity, V1Node, V1Pod, V1PodAffinityTerm } from '@kubernetes/client-node';
+import { randomUUID } from 'node:crypto';
+import type { KubeClients } from '../../activities/kube/clients';
+import type { BaselinePlan } from '../../core/packing/baseline/karpenter-loop';
+import type { PackingInput, PendingPod, PodAffinityTerm, RequirementInput } from '../../core/packing';
+import type { Plan } from '../../core/packing/plan';
+import type { Taint } from '../../core/scheduling/taints';
+import { eventually } from './eventually';
+
+export const REALISE_LABEL = 'autonode.test/realise';
+const KWOK_ANNOTATION = { 'kwok.x-k8s.io/node': 'fake' };
+
+/** One node as a plan would launch it. */
+export interface PlannedNode {
+  /** Unique in the plan (the NodeClaim's name); the Node gets a run-unique name. */
+  readonly claim: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly taints: readonly Taint[];
+  readonly allocatable: Readonly<Record<string, string>>;
+  /** Pod keys (`namespace/name`) the plan put here. */
+  readonly pods: readonly string[];
+}
+
+export function nodesOfPlan(plan: Plan): PlannedNode[] {
+  if (plan.existingNodes.length > 0 || plan.inFlightNodeClaims.length > 0) {
+    throw new Error('the realisability harness launches new nodes only; this plan places pods on existing or in-flight capacity');
+  }
+  return plan.nodeClaims.map((claim) => ({ claim: claim.name, labels: claim.labels, taints: claim.taints, allocatable: claim.allocatable, pods: claim.pods }));
+}
+
+/** The Karpenter-loop baseline's claims as nodes: labels and allocatable of the launched type. */
+export function nodesOfBaseline(plan: BaselinePlan, input: PackingInput): PlannedNode[] {
+  return plan.nodeClaims.map((claim, i) => {
+    const pool = input.nodePools.find((p) => p.name === claim.nodePool);
+    const type = pool?.instanceTypes.find((t) => t.name === claim.instanceType);
+    if (pool === undefined || type === undefined) throw new Error(`baseline claim ${i}: ${claim.nodePool}/${claim.instanceType} is not in the input`);
+    return {
+      claim: `baseline-${i}`,
+      labels: {
+        ...type.labels, ...pool.labels,
+        'topology.kubernetes.io/zone': claim.zone, 'karpenter.sh/capacity-type': claim.capacityType, 'karpenter.sh/nodepool': pool.name,
+      },
+      taints: pool.taints,
+      allocatable: type.allocatable,
+      pods: claim.pods,
+    };
+  });
+}
+
+export interface PendingReport {
+  readonly pod: string;
+  /** The PodScheduled condition's message (kube-scheduler's FailedScheduling summary). */
+  readonly message: string;
+}
+
+export interface Realisation {
+  readonly nodes: number;
+  /** Pods the plan placed, all created. */
+  readonly pods: number;
+  readonly bound: number;
+  readonly pending: readonly PendingReport[];
+  /**
+   * Pending pods that some node with room refused for a spread or pod (anti-)affinity rule
+   * (kube-scheduler names the first filter each node failed, resources before topology).
+   */
+  readonly pendingForTopology: readonly PendingReport[];
+  /** Per scheduler reason ("didn't match pod topology spread constraints", …): pending pods citing it. */
+  readonly reasons: Readonly<Record<string, number>>;
+  /** Bound pods whose node is not the one the plan chose (the scheduler is free to). */
+  readonly elsewhere: number;
+  readonly seconds: number;
+}
+
+/**
+ * `free`: kube-scheduler may bind a pod to any of the plan's nodes (the real situation: it
+ * knows nothing of the plan). `planned`: each node also carries a taint only its planned
+ * pods tolerate, so kube-scheduler can follow the plan and nothing else; the nodes stay
+ * spread domains for every pod (nodeTaintsPolicy Ignore, the default), so a pod still Pending
+ * was refused by a spread or pod (anti-)affinity rule the plan believed satisfied — in the
+ * order the pods arrived.
+ */
+export type Placement = 'free' | 'planned';
+
+export interface RealiseOptions {
+  readonly placement?: Placement;
+  /** Stop once no pod changed state for this long (all pods bound or Unschedulable). */
+  readonly quietMs?: number;
+  readonly timeoutMs?: number;
+}
+
+/**
+ * Creates the plan's nodes, then its pods in input order, lets kube-scheduler bind them,
+ * and reports what stayed Pending. Removes everything it created, also on failure.
+ */
+export async function realise(kube: KubeClients, input: PackingInput, planned: readonly PlannedNode[], options: RealiseOptions = {}): Promise<Realisation> {
+  if (input.existingNodes.length > 0 || input.inFlightClaims.length > 0 || input.daemonSets.length > 0) {
+    throw new Error('the realisability harness models neither existing nodes, in-flight claims nor DaemonSets');
+  }
+  const started = Date.now();
+  const run = `rl-${randomUUID().slice(0, 8)}`;
+  const namespaces = new Map([...new Set(input.pods.map((p) => p.namespace))].sort().map((ns, i) => [ns, `${run}-${i}`]));
+  const nodeName = new Map(planned.map((node, i) => [node.claim, `${run}-${String(i).padStart(4, '0')}`]));
+  const plannedOn = new Map(planned.flatMap((node) => node.pods.map((pod) => [pod, nodeName.get(node.claim) ?? ''])));
+  const pods = input.pods.filter((pod) => plannedOn.has(`${pod.namespace}/${pod.name}`));
+  let result: Realisation;
+  try {
+    for (const name of namespaces.values()) await kube.core.createNamespace({ body: { metadata: { name, labels: { [REALISE_LABEL]: run } } } });
+    const placement = options.placement ?? 'free';
+    await inBatches(planned, 8, (node) => kube.core.createNode({ body: nodeObject(node, { name: nodeName.get(node.claim) ?? '', run, placement }) }));
+    await eventually(`${planned.length} realisability nodes Ready and untainted`, async () => {
+      const nodes = await kube.core.listNode({ labelSelector: `${REALISE_LABEL}=${run}` });
+      return nodes.items.length === planned.length && nodes.items.every(ready);
+    }, 60_000);
+    // In input order, one at a time: the order kube-scheduler sees them arrive.
+    for (const pod of pods) {
+      const only = placement === 'planned' ? plannedOn.get(`${pod.namespace}/${pod.name}`) : undefined;
+      await kube.core.createNamespacedPod({ namespace: namespaces.get(pod.namespace) ?? '', body: podObject(pod, { run, namespaces, only }) });
+    }
+    const final = await quiescent(kube, [...namespaces.values()], pods.length, options);
+    const pending: PendingReport[] = [];
+    let elsewhere = 0;
+    const original = new Map([...namespaces].map(([from, to]) => [to, from]));
+    for (const pod of final) {
+      const key = `${original.get(pod.metadata?.namespace ?? '') ?? '?'}/${pod.metadata?.name ?? '?'}`;
+      if (pod.spec?.nodeName !== undefined) {
+        if (pod.spec.nodeName !== plannedOn.get(key)) elsewhere += 1;
+        continue;
+      }
+      const condition = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+      pending.push({ pod: key, message: condition?.message ?? '(no PodScheduled condition)' });
+    }
+    pending.sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
+    result = {
+      nodes: planned.length, pods: pods.length, bound: pods.length - pending.length, pending,
+      pendingForTopology: pending.filter((p) => Object.keys(countReasons([p])).some(isTopologyReason)),
+      reasons: countReasons(pending), elsewhere, seconds: (Date.now() - started) / 1000,
+    };
+  } catch (err) {
+    await cleanUp(kube, run, [...namespaces.values()]).catch((cleanupError: unknown) => {
+      throw new AggregateError([err, cleanupError], `realisability run ${run} failed and so did its clean-up`);
+    });
+    throw err;
+  }
+  await cleanUp(kube, run, [...namespaces.values()]);
+  return result;
+}
+
+/** kube-scheduler's filter messages for topology spread and inter-pod (anti-)affinity. */
+export function isTopologyReason(reason: string): boolean {
+  return /topology spread constraints|pod affinity rules|pod anti-affinity rules|existing pods anti-affinity rules/.test(reason);
+}
+
+const PLANNED_TAINT = 'autonode.test/planned-for';
+
+function nodeObject(node: PlannedNode, context: { name: string; run: string; placement: Placement }): V1Node {
+  const { name, run, placement } = context;
+  const own = placement === 'planned' ? [{ key: PLANNED_TAINT, value: name, effect: 'NoSchedule' }] : [];
+  return {
+    metadata: {
+      name,
+      labels: { ...node.labels, 'kubernetes.io/hostname': name, [REALISE_LABEL]: run },
+      annotations: { ...KWOK_ANNOTATION },
+    },
+    spec: { taints: [...node.taints.map((t) => ({ ...t })), { key: REALISE_LABEL, value: run, effect: 'NoSchedule' }, ...own] },
+    status: { capacity: { ...node.allocatable }, allocatable: { ...node.allocatable } },
+  };
+}
+
+function ready(node: V1Node): boolean {
+  const isReady = node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+  // node.kubernetes.io/not-ready (added at creation) is lifted once the controller sees Ready.
+  return isReady && !(node.spec?.taints ?? []).some((t) => t.key.startsWith('node.kubernetes.io/'));
+}
+
+function requirementsOf(requirements: readonly RequirementInput[]): { key: string; operator: string; values?: string[] }[] {
+  return requirements.map((r) => ({ key: r.key, operator: r.operator, ...(r.values === undefined ? {} : { values: [...r.values] }) }));
+}
+
+/** `only`: the node whose planned-for taint the pod tolerates (placement `planned`). */
+function podObject(pod: PendingPod, context: { run: string; namespaces: ReadonlyMap<string, string>; only: string | undefined }): V1Pod {
+  const { run, namespaces, only } = context;
+  const term = (t: PodAffinityTerm): V1PodAffinityTerm => ({
+    topologyKey: t.topologyKey,
+    ...(t.labelSelector === undefined ? {} : { labelSelector: t.labelSelector }),
+    // Named namespaces map to this run's; "all namespaces" becomes all of this run's.
+    ...(t.namespaces === undefined ? {} : { namespaces: t.namespaces.map((ns) => namespaces.get(ns) ?? `${run}-absent`) }),
+    ...(t.namespaceSelector === undefined ? {} : { namespaceSelector: { matchLabels: { [REALISE_LABEL]: run } } }),
+  });
+  const affinity: V1Affinity = {
+    ...(pod.requiredNodeAffinity.length === 0 && pod.preferredNodeAffinity.length === 0 ? {} : {
+      nodeAffinity: {
+        ...(pod.requiredNodeAffinity.length === 0 ? {} : { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: pod.requiredNodeAffinity.map((t) => ({ matchExpressions: requirementsOf(t) })) } }),
+        preferredDuringSchedulingIgnoredDuringExecution: pod.preferredNodeAffinity.map((p) => ({ weight: p.weight, preference: { matchExpressions: requirementsOf(p.requirements) } })),
+      },
+    }),
+    podAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: pod.podAffinity.required.map(term),
+      preferredDuringSchedulingIgnoredDuringExecution: pod.podAffinity.preferred.map((p) => ({ weight: p.weight, podAffinityTerm: term(p.podAffinityTerm) })),
+    },
+    podAntiAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: pod.podAntiAffinity.required.map(term),
+      preferredDuringSchedulingIgnoredDuringExecution: pod.podAntiAffinity.preferred.map((p) => ({ weight: p.weight, podAffinityTerm: term(p.podAffinityTerm) })),
+    },
+  };
+  const requests = Object.fromEntries(Object.entries(pod.requests).filter(([name]) => name !== 'pods'));
+  return {
+    metadata: { name: pod.name, labels: { ...pod.labels } },
+    spec: {
+      containers: [{
+        name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { requests },
+        ports: pod.hostPorts.map((p) => ({ containerPort: p.port, hostPort: p.port, protocol: p.protocol, ...(p.hostIP === '' ? {} : { hostIP: p.hostIP }) })),
+      }],
+      nodeSelector: { ...pod.nodeSelector, [REALISE_LABEL]: run },
+      affinity,
+      tolerations: [
+        ...pod.tolerations.map((t) => ({ ...t })),
+        { key: REALISE_LABEL, operator: 'Equal', value: run, effect: 'NoSchedule' },
+        ...(only === undefined ? [] : [{ key: PLANNED_TAINT, operator: 'Equal', value: only, effect: 'NoSchedule' }]),
+      ],
+      topologySpreadConstraints: pod.topologySpread.map((c) => ({ ...c })),
+      terminationGracePeriodSeconds: 0,
+    },
+  };
+}
+
+/** Every pod bound or Unschedulable, and nothing changed for `quietMs`. */
+async function quiescent(kube: KubeClients, namespaces: readonly string[], expected: number, options: RealiseOptions): Promise<V1Pod[]> {
+  const quietMs = options.quietMs ?? 5_000;
+  const deadline = Date.now() + (options.timeoutMs ?? 180_000);
+  let last = '';
+  let since = Date.now();
+  for (;;) {
+    const pods = (await Promise.all(namespaces.map((namespace) => kube.core.listNamespacedPod({ namespace })))).flatMap((list) => list.items);
+    const settled = pods.length === expected && pods.every((pod) => pod.spec?.nodeName !== undefined
+      || pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable') === true);
+    const state = pods.map((pod) => `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}=${pod.spec?.nodeName ?? '-'}`).sort().join(',');
+    if (state !== last || !settled) {
+      last = state;
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) {
+      return pods;
+    }
+    if (Date.now() > deadline) {
+      const bound = pods.filter((pod) => pod.spec?.nodeName !== undefined).length;
+      throw new Error(`kube-scheduler did not settle: ${bound} of ${expected} pods bound, ${pods.length} created`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+/**
+ * Reasons per pending pod, from kube-scheduler's summary ("0/12 nodes are available: 3
+ * node(s) didn't match pod topology spread constraints, 9 Insufficient cpu. no new claims
+ * to deallocate, preemption: 0/12 nodes are available: …"): the first sentence only.
+ */
+export function countReasons(pending: readonly PendingReport[]): Record<string, number> {
+  const reasons: Record<string, number> = {};
+  for (const { message } of pending) {
+    const filters = /^0\/\d+ nodes are available: (.*?)\.(?: |$)/.exec(message)?.[1] ?? message;
+    const seen = new Set(filters.split(/, (?=\d)/).map((part) => part.replace(/^\d+ /, '').trim()).filter((part) => part !== ''));
+    for (const reason of seen) reasons[reason] = (reasons[reason] ?? 0) + 1;
+  }
+  return reasons;
+}
+
+async function inBatches<T>(items: readonly T[], size: number, each: (item: T) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(each));
+}
+
+async function cleanUp(kube: KubeClients, run: string, namespaces: readonly string[]): Promise<void> {
+  // Pods first, without grace (kwok would otherwise play each one's termination), then
+  // their namespaces and the nodes. Errors are collected so one failure cleans up the rest.
+  const failures: unknown[] = [];
+  const attempt = async (work: () => Promise<unknown>): Promise<void> => {
+    try {
+      await work();
+    } catch (err) {
+      failures.push(err);
+    }
+  };
+  for (const namespace of namespaces) {
+    await attempt(() => kube.core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 }));
+    await attempt(() => kube.core.deleteNamespace({ name: namespace }));
+  }
+  await attempt(() => kube.core.deleteCollectionNode({ labelSelector: `${REALISE_LABEL}=${run}` }));
+  if (failures.length > 0) throw new Error(`realisability clean-up of ${run} failed: ${failures.map(String).join('; ')}`);
+}
+
