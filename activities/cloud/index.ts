@@ -32,3 +32,19 @@ export {
   createInstanceTypeProvider,
   defaultRefreshIntervals,
 } from './instance-types';
+export {
+  type AssumedRoleCredentials,
+  type AssumedRoleCredentialsProvider,
+  type AssumeRoleCredentialsFactoryOptions,
+  type AssumeRoleInput,
+  type AssumeRoleTuning,
+  type StsAssumeRoleApi,
+  ASSUME_ROLE_DEFAULTS,
+  AssumeRoleError,
+  assumeRoleCredentialsProvider,
+  createAssumeRoleCredentialsFactory,
+  createStsClientFactory,
+  isAssumeRoleError,
+  sessionNameFor,
+  stsAssumeRoleApi,
+} from './sts';

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { cacheDir, resolveBinaries, type StackBinaries } from './binaries';
 import { reapOrphanedStacks } from './reap';
+import { installManagementCrds } from '../autonode/crds';
 
 const stackDirPrefix = 'autonode-stack-';
 import { createClusterPki, kubeApiserver, writeIdentityKubeconfig, type ClusterPki } from './control-plane';
@@ -58,8 +59,9 @@ export class LocalStack {
 type Ports = Record<'etcdClient' | 'etcdPeer' | 'managementApi' | 'guestApi' | 'scheduler' | 'controllerManager' | 'kwok' | 'moto', number>;
 
 /**
- * Starts etcd → PKI → management and guest kube-apiservers → the guest's
- * controller-manager (own CSR approver off, signing on), scheduler and kwok → moto →
+ * Starts etcd → PKI → management and guest kube-apiservers → the management cluster's
+ * CRDs (HostedCluster) and the guest's controller-manager (own CSR approver off, signing
+ * on), scheduler and kwok → moto →
  * Temporal, each waited for by a readiness probe. On any failure everything already
  * started is stopped before the error propagates.
  */
@@ -113,7 +115,14 @@ export async function startStack(options: StartStackOptions = {}): Promise<Local
     const guestKubeconfig = await admin(guestPki, guestServer, 'guest');
 
     const guestComponents = await guestNodeComponents({ binaries, dir, logDir, ports, pki: guestPki, server: guestServer, adminKubeconfig: guestKubeconfig });
-    await Promise.all(guestComponents.map(run));
+    // The management cluster plays HyperShift's part: it serves HostedClusters
+    // (k8s/management/hostedcluster-crd.yaml), installed while the guest's components start.
+    const managementCrds = async () => {
+      const t0 = Date.now();
+      await installManagementCrds(managementKubeconfig);
+      log(`management CRDs (HostedCluster) established in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+    };
+    await Promise.all([...guestComponents.map(run), managementCrds()]);
 
     await run(motoProcess(binaries, logDir, ports));
 

@@ -1,1 +1,1 @@
-export { installCrds } from '../../dev/autonode/crds';
+export { installCrds, installManagementCrds } from '../../dev/autonode/crds';

@@ -1,0 +1,3 @@
+export * from './schema';
+export * from './role-arn';
+export * from './validate';
