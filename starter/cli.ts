@@ -3,6 +3,7 @@ import { registerPlanCommand } from './commands/plan';
 import { registerCatalogCommand } from './commands/catalog';
 import { registerConvertCommand } from './commands/convert';
 import { registerValidateCommand } from './commands/validate';
+import { registerClusterCommands } from './commands/cluster';
 
 /**
  * Builds the shipped `autonode` command tree. Each command lives in starter/commands/;
@@ -17,6 +18,7 @@ export function buildCli(): Command {
   registerCatalogCommand(program);
   registerConvertCommand(program);
   registerValidateCommand(program);
+  registerClusterCommands(program);
   return program;
 }
 

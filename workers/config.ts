@@ -13,6 +13,8 @@ export const WorkerConfigSchema = z.object({
   AUTONODE_MANAGEMENT_KUBECONFIG: z.string().optional(),
   /** moto or another EC2-compatible endpoint; unset means AWS */
   AWS_ENDPOINT_URL_EC2: z.string().url().optional(),
+  /** STS (per-cluster AssumeRole on the HostedCluster's roleARN); defaults to the EC2 endpoint (moto serves both) */
+  AWS_ENDPOINT_URL_STS: z.string().url().optional(),
   /** SSM (AMI alias / ssmParameter terms); defaults to the EC2 endpoint's host (moto serves both) */
   AWS_ENDPOINT_URL_SSM: z.string().url().optional(),
   /** where AMI alias parameters live; default /aws/service (moto cannot write there) */

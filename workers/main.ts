@@ -1,7 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { createEc2ClientFactory, createSsmClientFactory, endpointPolicyFromEnv, type ClusterCredentialsProvider } from '../activities/cloud';
+import { createAssumeRoleCredentialsFactory, createEc2ClientFactory, createSsmClientFactory, createStsClientFactory, endpointPolicyFromEnv, type ClusterCredentialsProvider } from '../activities/cloud';
 import { managementSecretResolver, staticClusterResolver, type ClusterResolver } from '../activities/cluster';
-import { kubeClientsFromConfig } from '../activities/kube/clients';
+import { kubeClientsFromConfig, type KubeClients } from '../activities/kube/clients';
 import { parseWorkerConfig, type WorkerConfig } from './config';
 import { connectClient, connectWorker } from './temporal-connection';
 import { createAutonodeWorkers, runWorkers } from './workers';
@@ -34,16 +34,39 @@ export function clusterResolverFromConfig(config: WorkerConfig, credentialsFor: 
   return managementSecretResolver({ management: kubeClientsFromConfig(kc), ...common });
 }
 
+/**
+ * A cluster whose ClusterRef names a role (the HostedCluster's roleARN) is served with that
+ * role's credentials (STS AssumeRole, cached and refreshed); one without, with the worker's own.
+ */
+export function credentialsFromConfig(config: WorkerConfig): ClusterCredentialsProvider {
+  const stsEndpoint = config.AWS_ENDPOINT_URL_STS ?? config.AWS_ENDPOINT_URL_EC2;
+  const stsFor = createStsClientFactory({ ...(stsEndpoint ? { endpoint: stsEndpoint } : {}), endpointPolicy: endpointPolicyFromEnv(process.env), ...(envCredentials() ? { credentials: envCredentials() } : {}) });
+  return createAssumeRoleCredentialsFactory({ stsFor, withoutRole: defaultCredentials });
+}
+
+const envCredentials = () => (process.env.AWS_ACCESS_KEY_ID && process.env.AWS_SECRET_ACCESS_KEY ? { accessKeyId: process.env.AWS_ACCESS_KEY_ID, secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY } : undefined);
+
+/** The management cluster (HostedClusters): from AUTONODE_MANAGEMENT_KUBECONFIG, in-cluster, or none in the one-guest development mode. */
+export function managementFromConfig(config: WorkerConfig): KubeClients | undefined {
+  if (config.AUTONODE_GUEST_KUBECONFIG && !config.AUTONODE_MANAGEMENT_KUBECONFIG) return undefined;
+  const kc = new KubeConfig();
+  if (config.AUTONODE_MANAGEMENT_KUBECONFIG) kc.loadFromFile(config.AUTONODE_MANAGEMENT_KUBECONFIG);
+  else kc.loadFromCluster();
+  return kubeClientsFromConfig(kc);
+}
+
 export async function main(): Promise<void> {
   const config = parseWorkerConfig(process.env);
   const temporal = { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE };
   const connection = await connectWorker(temporal);
   const client = await connectClient(temporal);
+  const management = managementFromConfig(config);
   const workers = await createAutonodeWorkers({
     connection,
     client,
     namespace: config.TEMPORAL_NAMESPACE,
-    resolve: clusterResolverFromConfig(config),
+    resolve: clusterResolverFromConfig(config, credentialsFromConfig(config)),
+    ...(management ? { management } : {}),
     workflows: { workflowsPath: require.resolve('../workflows') },
     cloudActivitiesPerSecond: config.AUTONODE_CLOUD_RPS,
     run: config.AUTONODE_WORKER_QUEUES,

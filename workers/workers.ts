@@ -7,6 +7,8 @@ import { createLegacyNodeClaimActivities } from '../activities/nodeclaim/legacy'
 import { createWatchActivities } from '../activities/watch/activity';
 import { createProvisionerActivities } from '../activities/provisioner/activity';
 import { createGcActivities } from '../activities/gc/activity';
+import { createEnablementActivities } from '../activities/enablement/activity';
+import { type KubeClients } from '../activities/kube/clients';
 import { defaultTaskQueues, type NodeClaimWorkflowInput, type TaskQueues } from '../core/lifecycle';
 import { type Client } from '@temporalio/client';
 
@@ -24,6 +26,8 @@ export interface AutonodeWorkersOptions {
   taskQueues?: TaskQueues;
   /** EC2 calls per second from this worker (the cloud queue's rate limit) */
   cloudActivitiesPerSecond?: number;
+  /** the management cluster (HostedClusters, the guests' kubeconfig Secrets): enablement runs only with it */
+  management?: KubeClients;
   /** which queues this process polls (default all three): e.g. packing workers scaled apart from the rest */
   run?: readonly WorkerRole[];
 }
@@ -51,6 +55,7 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
       temporal: options.client,
       ...(options.nodeClaimDefaults ? { nodeClaimDefaults: options.nodeClaimDefaults } : {}),
     }),
+    ...(options.management ? createEnablementActivities({ management: options.management, resolve: options.resolve, temporal: options.client }) : {}),
   };
   const cloudQueueActivities = { ...cloudActivities, ...legacy.cloud, ...createGcActivities({ resolve: options.resolve }) };
   const queues = options.taskQueues ?? defaultTaskQueues;

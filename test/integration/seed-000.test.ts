@@ -7,7 +7,9 @@ import { AppsV1Api, type V1Pod } from '@kubernetes/client-node';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { parseManifests } from '../../core/api/manifests';
+import { type PlannedBatch } from '../../core/provisioning';
 import { provisionerWorkflowId } from '../../core/lifecycle';
 import { createClusterNetwork } from '../../dev/autonode/ec2-fixtures';
 import { ec2CatalogFor, runPlan } from '../../starter/commands/plan';
@@ -51,18 +53,6 @@ describe('seed 000 verbatim: 200 pending replicas become spot nodes (real stack)
     // "Make sure to tag your securityGroups and subnets": the seed's selector, as written.
     await createClusterNetwork(lh.h.direct, { clusterName: `seed-${lh.id}`, discoveryValue: 'your-infra-tag', zones: ZONES, octet: 10 + Math.floor(Math.random() * 200) });
     const cluster = { name: lh.h.cluster.name, region: lh.h.cluster.region };
-    // One batch for the whole workload (a window like Karpenter's BATCH_IDLE_DURATION, longer), so
-    // there is one plan to compare with `autonode plan`.
-    await lh.t.client.workflow.start('provisionerWorkflow', {
-      taskQueue: lh.taskQueues.control,
-      workflowId: provisionerWorkflowId(cluster.name),
-      args: [{ cluster, taskQueues: lh.taskQueues, batchIdle: '5s', batchMax: '60s' }],
-    });
-    await lh.t.client.workflow.start('watchWorkflow', {
-      taskQueue: lh.taskQueues.control,
-      workflowId: watchWorkflowId(cluster.name),
-      args: [{ cluster, taskQueues: lh.taskQueues, gcInterval: 'Never' }],
-    });
     for (const object of seedObjects) {
       await lh.guest.customObjects.deleteClusterCustomObject(refOf(object)).catch(() => undefined);
       await eventually(`${object.kind} ${object.metadata.name} gone`, async () => {
@@ -82,7 +72,36 @@ describe('seed 000 verbatim: 200 pending replicas become spot nodes (real stack)
       if (doc.kind === 'DaemonSet') await apps.createNamespacedDaemonSet({ namespace, body: doc.object as never });
       else await apps.createNamespacedDeployment({ namespace, body: doc.object as never });
     }
+    // autonode starts once every replica is pending, so its first batch sees the whole
+    // workload: one plan to compare with `autonode plan` (however slowly the controller-manager
+    // made the pods).
+    await eventually('every replica Unschedulable', async () => {
+      const pods = (await lh.guest.core.listNamespacedPod({ namespace })).items.filter((p) => p.metadata?.labels?.app !== 'node-agent');
+      return pods.length === REPLICAS && pods.every((p) => p.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable'));
+    }, 180_000);
+    await lh.t.client.workflow.start('watchWorkflow', {
+      taskQueue: lh.taskQueues.control,
+      workflowId: watchWorkflowId(cluster.name),
+      args: [{ cluster, taskQueues: lh.taskQueues, gcInterval: 'Never' }],
+    });
   });
+  /** Each planBatch result with claims, as recorded in the provisioner's history. */
+  async function recordedPlans(): Promise<PlannedBatch[]> {
+    const history = await lh.t.client.workflow.getHandle(provisionerWorkflowId(lh.h.cluster.name)).fetchHistory();
+    const activityOf = new Map<string, string>();
+    const plans: PlannedBatch[] = [];
+    for (const event of history.events ?? []) {
+      const scheduled = event.activityTaskScheduledEventAttributes;
+      if (scheduled) activityOf.set(String(event.eventId), scheduled.activityType?.name ?? '');
+      const payload = event.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
+      if (payload && activityOf.get(String(event.activityTaskCompletedEventAttributes?.scheduledEventId)) === 'planBatch') {
+        const planned = defaultPayloadConverter.fromPayload<PlannedBatch>(payload);
+        if (planned.claims.length > 0) plans.push(planned);
+      }
+    }
+    return plans;
+  }
+
   afterAll(async () => {
     if (lh) {
       await lh.guest.core.deleteNamespace({ name: namespace }).catch(() => undefined);
@@ -142,11 +161,22 @@ describe('seed 000 verbatim: 200 pending replicas become spot nodes (real stack)
     const plan = JSON.parse(out) as { nodeClaims: { instanceType: string; price: number; pods: string[] }[]; unschedulable: unknown[] };
     expect(plan.unschedulable).toEqual([]);
     expect(plan.nodeClaims.reduce((n, c) => n + c.pods.length, 0)).toBe(REPLICAS);
-    expect(launched.map((l) => l.type).sort()).toEqual(plan.nodeClaims.map((c) => c.instanceType).sort());
+    // the provisioner's first batch (recorded in its history) is `autonode plan`'s plan …
+    const first = (await recordedPlans())[0];
+    if (!first) throw new Error('no batch with claims in the provisioner history');
+    const planned = first.claims.map((c) => ({ name: c.name, type: first.optionLists[c.options]?.[0] ?? '', price: c.price }));
+    expect(planned.map((c) => c.type).sort()).toEqual(plan.nodeClaims.map((c) => c.instanceType).sort());
     const sum = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) * 1e6) / 1e6;
-    expect(sum(launched.map((l) => l.price))).toBeCloseTo(sum(plan.nodeClaims.map((c) => c.price)), 6);
+    expect(sum(planned.map((c) => c.price))).toBeCloseTo(sum(plan.nodeClaims.map((c) => c.price)), 6);
+    // … and each of its claims launched as planned: that type, at that price
+    const launchedByName = new Map(claims.map((c, i) => [c.metadata.name, launched[i]]));
+    for (const c of planned) expect({ name: c.name, ...launchedByName.get(c.name) }).toEqual({ name: c.name, type: c.type, price: c.price });
+    // Claims of later batches are capacity for pods kube-scheduler placed differently from the
+    // plan (it binds freely; issue 14 measures this): reported, not hidden.
+    const later = claims.filter((c) => !planned.some((p) => p.name === c.metadata.name));
+    if (later.length > 0) console.log(`seed 000: ${later.length} claim(s) beyond the first plan, for pods kube-scheduler placed elsewhere: ${later.map((c) => c.metadata.labels?.['node.kubernetes.io/instance-type']).join(', ')}`);
     // and the provisioner's own account of its batch agrees
     const status = await lh.t.client.workflow.getHandle(provisionerWorkflowId(lh.h.cluster.name)).query<ProvisionerStatus>('status');
-    console.log(`seed 000: ${claims.length} claims (${[...new Set(launched.map((l) => l.type))].join(', ')}), ${sum(launched.map((l) => l.price))} USD/h; plan ${plan.nodeClaims.length} claims ${sum(plan.nodeClaims.map((c) => c.price))} USD/h; last batch ${JSON.stringify(status.lastBatch && { pending: status.lastBatch.pending, created: status.lastBatch.created.length, pricePerHour: status.lastBatch.pricePerHour })}`);
+    console.log(`seed 000: first plan ${planned.length} claims; ${claims.length} claims (${[...new Set(launched.map((l) => l.type))].join(', ')}), ${sum(launched.map((l) => l.price))} USD/h; plan ${plan.nodeClaims.length} claims ${sum(plan.nodeClaims.map((c) => c.price))} USD/h; last batch ${JSON.stringify(status.lastBatch && { pending: status.lastBatch.pending, created: status.lastBatch.created.length, pricePerHour: status.lastBatch.pricePerHour })}`);
   });
 });

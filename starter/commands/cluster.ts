@@ -1,0 +1,234 @@
+// `autonode enable|disable <namespace>/<name>` and `autonode status [<namespace>/<name>]`:
+// the operator's starter. It sets (or removes) the HostedCluster's spec.autoNode in the
+// management cluster and starts or signals the cluster's enablement workflow; status reads
+// the workflows' `status` queries. Talks to Temporal (TEMPORAL_ADDRESS) and the management
+// cluster (--kubeconfig / KUBECONFIG).
+import { KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import { type Command } from 'commander';
+import { z } from 'zod';
+import { HOSTED_CLUSTERS } from '../../activities/enablement/activity';
+import { kubeClientsFromConfig, type KubeClients } from '../../activities/kube/clients';
+import { apiStatus } from '../../activities/kube/errors';
+import { parseRoleArn } from '../../core/hostedcluster';
+import { defaultTaskQueues } from '../../core/lifecycle';
+import { connectClient } from '../../workers/temporal-connection';
+import type { EnablementStatus } from '../../workflows/enablement';
+
+export interface ClusterCommandIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+export interface ClusterCommandDeps {
+  temporal: Client;
+  management: KubeClients;
+  io: ClusterCommandIo;
+  /** poll interval while waiting (ms) */
+  pollMs?: number;
+  /** give up waiting after (ms) */
+  waitMs?: number;
+}
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+export function parseHostedClusterRef(text: string): { namespace: string; name: string } {
+  const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/.exec(text);
+  if (!m?.[1] || !m[3]) throw new Error(`"${text}" is not <namespace>/<name> of a HostedCluster (e.g. clusters/dev)`);
+  return { namespace: m[1], name: m[3] };
+}
+
+const workflowIdOf = (hc: { namespace: string; name: string }) => `autonode/${hc.namespace}/${hc.name}`;
+
+async function readHostedCluster(management: KubeClients, hc: { namespace: string; name: string }): Promise<unknown> {
+  try {
+    return await management.customObjects.getNamespacedCustomObject({ ...HOSTED_CLUSTERS, namespace: hc.namespace, name: hc.name });
+  } catch (err) {
+    if (apiStatus(err) === 404) throw new Error(`HostedCluster ${hc.namespace}/${hc.name} not found in the management cluster (check --kubeconfig and the name)`);
+    throw err;
+  }
+}
+
+/**
+ * Sets spec.autoNode (Karpenter on AWS, with the role autonode assumes for the cluster) and
+ * starts the enablement workflow, or signals the running one: idempotent.
+ */
+export async function enableCluster(deps: ClusterCommandDeps, ref: string, options: { roleArn: string; wait?: boolean }): Promise<EnablementStatus | undefined> {
+  const hc = parseHostedClusterRef(ref);
+  const role = parseRoleArn(options.roleArn);
+  if (!role.ok) throw new Error(`--role-arn ${options.roleArn}: ${role.problem}`);
+  await readHostedCluster(deps.management, hc);
+  const autoNode = { provisionerConfig: { name: 'Karpenter', karpenter: { platform: 'AWS', aws: { roleARN: options.roleArn } } } };
+  await deps.management.customObjects.patchNamespacedCustomObject({ ...HOSTED_CLUSTERS, namespace: hc.namespace, name: hc.name, body: { spec: { autoNode } } }, mergePatch);
+  deps.io.stdout(`HostedCluster ${hc.namespace}/${hc.name}: spec.autoNode set (Karpenter, AWS, role ${options.roleArn})\n`);
+  await deps.temporal.workflow.signalWithStart('enablementWorkflow', {
+    taskQueue: defaultTaskQueues.control,
+    workflowId: workflowIdOf(hc),
+    args: [{ hostedCluster: hc }],
+    signal: 'hostedClusterChanged',
+    signalArgs: [],
+  });
+  deps.io.stdout(`enablement workflow ${workflowIdOf(hc)} started (or signalled)\n`);
+  if (!options.wait) return undefined;
+  return waitFor(deps, hc, (s) => s.phase === 'Enabled' || s.phase === 'Invalid' || s.phase === 'Degraded');
+}
+
+/** Removes spec.autoNode and asks the workflow to tear down; with --wait, until it has. */
+export async function disableCluster(deps: ClusterCommandDeps, ref: string, options: { wait?: boolean; removeCrds?: boolean }): Promise<EnablementStatus | undefined> {
+  const hc = parseHostedClusterRef(ref);
+  await readHostedCluster(deps.management, hc);
+  await deps.management.customObjects.patchNamespacedCustomObject({ ...HOSTED_CLUSTERS, namespace: hc.namespace, name: hc.name, body: { spec: { autoNode: null } } }, mergePatch);
+  deps.io.stdout(`HostedCluster ${hc.namespace}/${hc.name}: spec.autoNode removed\n`);
+  const handle = deps.temporal.workflow.getHandle(workflowIdOf(hc));
+  try {
+    await handle.signal('disable', { removeCrds: options.removeCrds ?? false });
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) {
+      deps.io.stdout(`no enablement workflow is running for ${hc.namespace}/${hc.name}: nothing to tear down\n`);
+      return undefined;
+    }
+    throw err;
+  }
+  deps.io.stdout('teardown requested: every NodeClaim is drained and its instance terminated, then autonode leaves the guest\n');
+  if (!options.wait) return undefined;
+  let last = '';
+  const deadline = Date.now() + (deps.waitMs ?? 30 * 60_000);
+  while (Date.now() < deadline) {
+    const description = await handle.describe();
+    if (description.status.name !== 'RUNNING') {
+      const result = (await handle.result().catch(() => undefined)) as EnablementStatus | undefined;
+      deps.io.stdout(`disabled (${description.status.name.toLowerCase()})\n`);
+      return result;
+    }
+    const status = await handle.query<EnablementStatus>('status').catch(() => undefined);
+    const line = status ? progressLine(status) : '';
+    if (line && line !== last) deps.io.stdout(`${line}\n`);
+    last = line;
+    await new Promise((r) => setTimeout(r, deps.pollMs ?? 1_000));
+  }
+  throw new Error(`${hc.namespace}/${hc.name} still tearing down; see autonode status ${hc.namespace}/${hc.name}`);
+}
+
+async function waitFor(deps: ClusterCommandDeps, hc: { namespace: string; name: string }, done: (s: EnablementStatus) => boolean): Promise<EnablementStatus> {
+  const handle = deps.temporal.workflow.getHandle(workflowIdOf(hc));
+  let last = '';
+  const deadline = Date.now() + (deps.waitMs ?? 10 * 60_000);
+  while (Date.now() < deadline) {
+    const status = await handle.query<EnablementStatus>('status').catch(() => undefined);
+    if (status) {
+      const line = progressLine(status);
+      if (line !== last) deps.io.stdout(`${line}\n`);
+      last = line;
+      if (done(status)) return status;
+    }
+    await new Promise((r) => setTimeout(r, deps.pollMs ?? 1_000));
+  }
+  throw new Error(`${hc.namespace}/${hc.name} did not finish enabling in time; see autonode status ${hc.namespace}/${hc.name}`);
+}
+
+function progressLine(s: EnablementStatus): string {
+  const steps = s.steps.map((step) => `${step.ok ? '✓' : '✗'} ${step.step}: ${step.detail}`).join('\n  ');
+  const problems = s.problems.map((p) => `${p.field}: ${p.reason}: ${p.message}`).join('\n  ');
+  return `[${s.phase}]${steps ? `\n  ${steps}` : ''}${problems ? `\n  ${problems}` : ''}`;
+}
+
+/** Every enabled cluster (running enablement workflows), or one cluster in detail. */
+export async function clusterStatus(deps: ClusterCommandDeps, ref: string | undefined, output: 'table' | 'json'): Promise<void> {
+  const refs: { namespace: string; name: string }[] = [];
+  if (ref) refs.push(parseHostedClusterRef(ref));
+  else {
+    for await (const wf of deps.temporal.workflow.list({ query: `WorkflowType = 'enablementWorkflow' AND ExecutionStatus = 'Running'` })) {
+      const [, namespace, name] = wf.workflowId.split('/');
+      if (namespace && name) refs.push({ namespace, name });
+    }
+  }
+  const rows: (EnablementStatus & { startedAt?: string })[] = [];
+  for (const hc of refs) {
+    const handle = deps.temporal.workflow.getHandle(workflowIdOf(hc));
+    try {
+      const status = await handle.query<EnablementStatus>('status');
+      const description = await handle.describe();
+      rows.push({ ...status, startedAt: description.startTime.toISOString() });
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) rows.push({ hostedCluster: `${hc.namespace}/${hc.name}`, phase: 'Disabled', steps: [], problems: [] });
+      else throw err;
+    }
+  }
+  if (output === 'json') {
+    deps.io.stdout(`${JSON.stringify(rows, null, 2)}\n`);
+    return;
+  }
+  if (rows.length === 0) {
+    deps.io.stdout('no cluster has AutoNode enabled (autonode enable <namespace>/<name> --role-arn …)\n');
+    return;
+  }
+  const header = ['HOSTEDCLUSTER', 'PHASE', 'INFRAID', 'NODES', 'NODECLAIMS', 'VCPUS', 'SINCE'];
+  const table = rows.map((r) => [r.hostedCluster, r.phase, r.cluster ?? '-', String(r.nodeCount ?? '-'), String(r.nodeClaimCount ?? '-'), String(r.vCPUs ?? '-'), r.startedAt ?? '-']);
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => (row[i] ?? '').length)));
+  deps.io.stdout(`${[header, ...table].map((row) => row.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n')}\n`);
+  if (ref && rows[0]) deps.io.stdout(`${progressLine(rows[0])}\n`);
+}
+
+const ConnectionOptionsSchema = z.object({
+  kubeconfig: z.string().optional(),
+  temporalAddress: z.string().optional(),
+  temporalNamespace: z.string().optional(),
+});
+
+async function withDeps<T>(raw: unknown, run: (deps: ClusterCommandDeps) => Promise<T>): Promise<T> {
+  const options = ConnectionOptionsSchema.parse(raw);
+  const address = options.temporalAddress ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
+  const kc = new KubeConfig();
+  const path = options.kubeconfig ?? process.env.KUBECONFIG;
+  if (path) kc.loadFromFile(path);
+  else kc.loadFromDefault();
+  let temporal: Client;
+  try {
+    temporal = await connectClient({ address, namespace: options.temporalNamespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default' });
+  } catch (err) {
+    throw new Error(`cannot reach Temporal at ${address} (set TEMPORAL_ADDRESS or --temporal-address): ${err instanceof Error ? err.message : String(err)}`);
+  }
+  try {
+    return await run({ temporal, management: kubeClientsFromConfig(kc), io: { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) } });
+  } finally {
+    await temporal.connection.close();
+  }
+}
+
+function connectionOptions(command: Command): Command {
+  return command
+    .option('--kubeconfig <path>', 'the management cluster (default KUBECONFIG)')
+    .option('--temporal-address <host:port>', 'Temporal frontend (default TEMPORAL_ADDRESS, else 127.0.0.1:7233)')
+    .option('--temporal-namespace <namespace>', 'Temporal namespace (default TEMPORAL_NAMESPACE, else default)');
+}
+
+export function registerClusterCommands(program: Command): void {
+  connectionOptions(
+    program
+      .command('enable <hostedcluster>')
+      .description('enable AutoNode for a HostedCluster (<namespace>/<name>): set spec.autoNode and start its enablement workflow')
+      .requiredOption('--role-arn <arn>', 'the IAM role autonode assumes for this cluster (arn:aws:iam::<account>:role/<name>)')
+      .option('--wait', 'wait until the cluster is enabled (or invalid), printing each step'),
+  ).action(async (ref: string, raw: { roleArn: string; wait?: boolean }) => {
+    const status = await withDeps(raw, (deps) => enableCluster(deps, ref, raw));
+    if (status && status.phase !== 'Enabled') process.exitCode = 1;
+  });
+  connectionOptions(
+    program
+      .command('disable <hostedcluster>')
+      .description('disable AutoNode: remove spec.autoNode; every NodeClaim is drained and terminated, then autonode leaves the guest')
+      .option('--wait', 'wait until the teardown is complete')
+      .option('--remove-crds', "also delete autonode's CRDs from the guest (and with them every Karpenter object)"),
+  ).action(async (ref: string, raw: { wait?: boolean; removeCrds?: boolean }) => {
+    await withDeps(raw, (deps) => disableCluster(deps, ref, raw));
+  });
+  connectionOptions(
+    program
+      .command('status [hostedcluster]')
+      .description('clusters with AutoNode (phase, nodes, NodeClaims, vCPUs), or one cluster with its steps')
+      .option('-o, --output <format>', 'table or json', 'table'),
+  ).action(async (ref: string | undefined, raw: { output: string }) => {
+    const output = raw.output === 'json' ? 'json' : 'table';
+    await withDeps(raw, (deps) => clusterStatus(deps, ref, output));
+  });
+}

@@ -1,0 +1,243 @@
+// HostedCluster enablement on the real stack: a HostedCluster in the management API
+// server (with the admin kubeconfig Secret, userData Secret and release metadata HyperShift
+// would publish), `autonode enable` through the starter, the enablement workflow on the
+// real Temporal server with workers that reach the guest only through the Secret it writes
+// and EC2 only through the cluster's role (STS AssumeRole on moto) — then pods become nodes,
+// and `autonode disable` takes every instance away.
+import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { HOSTED_CLUSTERS, adminKubeconfigSecret } from '../../activities/enablement/activity';
+import { createAssumeRoleCredentialsFactory, createEc2ClientFactory, createEc2CloudProvider, createStsClientFactory, staticCredentialsProvider } from '../../activities/cloud';
+import { managementSecretResolver } from '../../activities/cluster';
+import { kubeClientsFromKubeconfigFile } from '../../activities/kube/clients';
+import { createClusterNetwork } from '../../dev/autonode/ec2-fixtures';
+import { LOCAL_RELEASE_IMAGE, createLocalHostedCluster } from '../../dev/autonode/hosted-cluster';
+import { bootstrapIdentitySource, catalogNodeShapes, clusterAccessOf, SimulatedKubeletFleet } from '../../dev/simkubelet';
+import { clusterStatus, disableCluster, enableCluster, type ClusterCommandDeps } from '../../starter/commands/cluster';
+import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
+import { type EnablementStatus } from '../../workflows/enablement';
+import { installCrds } from '../support/crds';
+import { eventually } from '../support/eventually';
+import { loadStackInfo } from '../support/stack';
+import { temporalHarness, workflowBundle, type TemporalHarness } from '../support/temporal';
+import { type Worker } from '@temporalio/worker';
+
+jest.setTimeout(400_000);
+
+describe('HostedCluster enablement through the starter (real stack)', () => {
+  const stack = loadStackInfo();
+  const id = randomUUID().slice(0, 6);
+  const hc = { namespace: `clusters-${id}`, name: 'dev', infraID: `en-${id}`, region: stack.ec2.region, releaseImage: LOCAL_RELEASE_IMAGE };
+  // a role in moto's default account: the network made below with the test keys is the role's too
+  const roleArn = `arn:aws:iam::123456789012:role/autonode-${id}`;
+  const management = kubeClientsFromKubeconfigFile(stack.management.kubeconfigPath);
+  const guest = kubeClientsFromKubeconfigFile(stack.guest.kubeconfigPath);
+  const out: string[] = [];
+  let t: TemporalHarness;
+  let workers: Worker[];
+  let running: Promise<void>;
+  let fleet: SimulatedKubeletFleet;
+  let deps: ClusterCommandDeps;
+  const ec2ClientFor = createEc2ClientFactory({
+    endpoint: stack.ec2.endpoint,
+    credentialsFor: createAssumeRoleCredentialsFactory({
+      stsFor: createStsClientFactory({ endpoint: stack.ec2.endpoint, endpointPolicy: 'loopback-only', credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' } }),
+      withoutRole: staticCredentialsProvider({ accessKeyId: 'testing', secretAccessKey: 'testing' }),
+    }),
+    endpointPolicy: 'loopback-only',
+  });
+  const cloud = createEc2CloudProvider({ ec2: ec2ClientFor({ name: hc.infraID, region: hc.region }), cluster: { name: hc.infraID, region: hc.region } });
+  const taskQueues = { control: 'autonode-control', cloud: 'autonode-cloud', packing: 'autonode-packing' };
+
+  beforeAll(async () => {
+    await installCrds(stack.guest.kubeconfigPath);
+    // The guest is this cluster's alone (as a hosted cluster is): claims other test files left
+    // (their workflows gone) would hold the teardown forever.
+    const api = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' } as const;
+    const leftovers = (await guest.customObjects.listClusterCustomObject(api)) as { items: { metadata: { name: string } }[] };
+    for (const claim of leftovers.items) {
+      await guest.customObjects.patchClusterCustomObject({ ...api, name: claim.metadata.name, body: { metadata: { finalizers: null } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)).catch(() => undefined);
+      await guest.customObjects.deleteClusterCustomObject({ ...api, name: claim.metadata.name }).catch(() => undefined);
+    }
+    await createClusterNetwork(ec2ClientFor({ name: hc.infraID, region: hc.region }), { clusterName: hc.infraID, zones: ['us-east-1a', 'us-east-1b', 'us-east-1c'], octet: 10 + Math.floor(Math.random() * 200) });
+    await createLocalHostedCluster(management, readFileSync(stack.guest.kubeconfigPath, 'utf8'), hc);
+    t = await temporalHarness();
+    // The production wiring: the guest through the Secret enablement writes, EC2 through the role.
+    workers = await createAutonodeWorkers({
+      connection: t.connection,
+      client: t.client,
+      namespace: t.namespace,
+      resolve: managementSecretResolver({ management, ec2ClientFor }),
+      management,
+      workflows: { workflowBundle: workflowBundle() },
+      nodeClaimDefaults: { timeouts: { resync: '1s', steadyResync: '2s' } },
+      taskQueues,
+    });
+    running = runWorkers(workers);
+    const bootstrap = bootstrapIdentitySource(guest);
+    fleet = new SimulatedKubeletFleet({
+      listInstances: () => cloud.list(),
+      guest: clusterAccessOf(guest.config),
+      bootstrap: async () => (await bootstrap()).kubeConfig,
+      shapeOf: catalogNodeShapes(hc.region),
+      pollMs: 500,
+    });
+    fleet.start();
+    deps = { temporal: t.client, management, io: { stdout: (s) => void out.push(s), stderr: (s) => void out.push(s) }, pollMs: 300 };
+  });
+  afterAll(async () => {
+    await fleet?.stop();
+    for (const w of workers ?? []) w.shutdown();
+    await running;
+    await t?.close();
+  });
+
+  const readHc = async () => (await management.customObjects.getNamespacedCustomObject({ ...HOSTED_CLUSTERS, namespace: hc.namespace, name: hc.name })) as {
+    metadata: { finalizers?: string[] };
+    status?: { conditions?: { type: string; status: string; reason: string; message: string }[]; autoNode?: { nodeCount: number; nodeClaimCount: number; vCPUs: number } | null };
+  };
+  const condition = (h: Awaited<ReturnType<typeof readHc>>, type: string) => h.status?.conditions?.find((c) => c.type === type);
+
+  it('an invalid roleARN is reported on the HostedCluster, and nothing is set up', async () => {
+    const bad = { ...hc, name: 'broken' };
+    await createLocalHostedCluster(management, readFileSync(stack.guest.kubeconfigPath, 'utf8'), bad);
+    // the starter refuses a malformed ARN itself …
+    await expect(enableCluster(deps, `${bad.namespace}/${bad.name}`, { roleArn: 'arn:aws:iam::12:role/x' })).rejects.toThrow(/--role-arn/);
+    // … and a HostedCluster edited by hand gets the condition from the workflow
+    await management.customObjects.patchNamespacedCustomObject(
+      { ...HOSTED_CLUSTERS, namespace: bad.namespace, name: bad.name, body: { spec: { autoNode: { provisionerConfig: { name: 'Karpenter', karpenter: { platform: 'AWS', aws: { roleARN: 'arn:aws:iam::12:role/x' } } } } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await t.client.workflow.start('enablementWorkflow', { taskQueue: taskQueues.control, workflowId: `autonode/${bad.namespace}/${bad.name}`, args: [{ hostedCluster: { namespace: bad.namespace, name: bad.name } }] });
+    const stored = await eventually('AutoNodeEnabled=False on the broken HostedCluster', async () => {
+      const read = (await management.customObjects.getNamespacedCustomObject({ ...HOSTED_CLUSTERS, namespace: bad.namespace, name: bad.name })) as Awaited<ReturnType<typeof readHc>>;
+      const c = condition(read, 'AutoNodeEnabled');
+      return c?.status === 'False' ? { read, c } : undefined;
+    });
+    expect(stored.c.reason).toBe('InvalidRoleARN');
+    expect(stored.c.message).toContain('spec.autoNode.provisionerConfig.karpenter.aws.roleARN');
+    expect(stored.read.metadata.finalizers ?? []).not.toContain('autonode.io/enablement');
+    const status = await t.client.workflow.getHandle(`autonode/${bad.namespace}/${bad.name}`).query<EnablementStatus>('status');
+    expect(status.phase).toBe('Invalid');
+    expect(status.cluster).toBeUndefined();
+    await t.client.workflow.getHandle(`autonode/${bad.namespace}/${bad.name}`).terminate('test over');
+  });
+
+  it('enable → the guest is set up and its node classes follow the release; pods become nodes; disable → nothing left', async () => {
+    const enabled = await enableCluster(deps, `${hc.namespace}/${hc.name}`, { roleArn, wait: true });
+    expect(enabled?.phase).toBe('Enabled');
+    expect(enabled?.cluster).toBe(hc.infraID);
+
+    // the HostedCluster says so, and keeps its deletion waiting for the teardown
+    const h = await readHc();
+    expect(condition(h, 'AutoNodeEnabled')).toEqual(expect.objectContaining({ status: 'True', reason: 'AutoNodeEnabled' }));
+    expect(h.metadata.finalizers).toContain('autonode.io/enablement');
+    // the workers' guest identity is a Secret in the management cluster, not in any payload
+    const secret = await management.core.readNamespacedSecret({ namespace: hc.namespace, name: `${hc.name}-autonode-kubeconfig` });
+    expect(Buffer.from(secret.data?.kubeconfig ?? '', 'base64').toString()).toContain('system:serviceaccount:kube-system:autonode');
+    const history = JSON.stringify(await t.client.workflow.getHandle(`autonode/${hc.namespace}/${hc.name}`).fetchHistory());
+    expect(history).not.toContain('token:');
+    const admin = await management.core.readNamespacedSecret({ namespace: hc.namespace, name: adminKubeconfigSecret(hc).name });
+    expect(history).not.toContain(admin.data?.kubeconfig ?? 'none');
+
+    // an admin's EC2NodeClass with a wrong AMI and userData is corrected within 10 s
+    const className = `en-${id}`;
+    await guest.customObjects.createClusterCustomObject({
+      group: 'karpenter.k8s.aws',
+      version: 'v1',
+      plural: 'ec2nodeclasses',
+      body: {
+        apiVersion: 'karpenter.k8s.aws/v1',
+        kind: 'EC2NodeClass',
+        metadata: { name: className },
+        spec: { amiFamily: 'Custom', amiSelectorTerms: [{ id: 'ami-0123456789abcdef0' }], userData: 'wrong', subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': hc.infraID } }], securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': hc.infraID } }] },
+      },
+    });
+    const created = Date.now();
+    const corrected = await eventually('the release AMI and the cluster userData in the admin’s class', async () => {
+      const read = (await guest.customObjects.getClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: className })) as { spec: { amiSelectorTerms: { id?: string }[]; userData?: string } };
+      return read.spec.amiSelectorTerms[0]?.id === 'ami-00722494a4a3fa2af' && read.spec.userData?.includes(hc.infraID) ? read : undefined;
+    }, 20_000);
+    expect(corrected.spec.amiSelectorTerms).toEqual([{ id: 'ami-00722494a4a3fa2af' }]);
+    expect(Date.now() - created).toBeLessThan(10_000 + 1_000);
+
+    // pending pods become nodes through the cluster's own workflows
+    const pool = `en-${id}`;
+    await guest.customObjects.createClusterCustomObject({
+      group: 'karpenter.sh',
+      version: 'v1',
+      plural: 'nodepools',
+      body: {
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        metadata: { name: pool },
+        spec: {
+          template: {
+            spec: {
+              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: className },
+              requirements: [
+                { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large', 'm5.xlarge'] },
+                { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+              ],
+              taints: [{ key: 'autonode.io/test', value: id, effect: 'NoSchedule' }],
+              expireAfter: 'Never',
+            },
+          },
+        },
+      },
+    });
+    const namespace = `en-${id}`;
+    await guest.core.createNamespace({ body: { metadata: { name: namespace } } });
+    await guest.config.makeApiClient(AppsV1Api).createNamespacedDeployment({
+      namespace,
+      body: {
+        metadata: { name: 'app' },
+        spec: {
+          replicas: 4,
+          selector: { matchLabels: { app: 'app' } },
+          template: {
+            metadata: { labels: { app: 'app' } },
+            spec: {
+              nodeSelector: { 'karpenter.sh/nodepool': pool },
+              tolerations: [{ key: 'autonode.io/test', operator: 'Equal', value: id, effect: 'NoSchedule' }],
+              containers: [{ name: 'app', image: 'registry.example/app:1', resources: { requests: { cpu: '500m', memory: '512Mi' } } }],
+            },
+          },
+        },
+      },
+    });
+    await eventually('every pod Running', async () => {
+      const pods = (await guest.core.listNamespacedPod({ namespace })).items;
+      return pods.length === 4 && pods.every((p) => p.status?.phase === 'Running') ? pods : undefined;
+    }, 180_000);
+    const launched = await cloud.list();
+    expect(launched.length).toBeGreaterThan(0);
+    // launched with the release's AMI, in the cluster's (the role's) account
+    for (const instance of launched) expect(instance.imageId).toBe('ami-00722494a4a3fa2af');
+    const reported = await eventually('status.autoNode counts', async () => {
+      const read = await readHc();
+      return (read.status?.autoNode?.nodeCount ?? 0) > 0 ? read.status?.autoNode : undefined;
+    }, 30_000);
+    expect(reported?.nodeClaimCount).toBeGreaterThan(0);
+    expect(reported?.vCPUs).toBeGreaterThan(0);
+
+    out.length = 0;
+    await clusterStatus(deps, undefined, 'table');
+    expect(out.join('')).toMatch(new RegExp(`${hc.namespace}/${hc.name}\\s+Enabled\\s+${hc.infraID}`));
+
+    // disable: every claim drained and terminated, then autonode leaves
+    const disabled = await disableCluster(deps, `${hc.namespace}/${hc.name}`, { wait: true });
+    expect(disabled?.phase).toBe('Disabled');
+    expect(await cloud.list()).toEqual([]);
+    const claims = (await guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' })) as { items: { metadata: { labels?: Record<string, string> } }[] };
+    expect(claims.items.filter((c) => c.metadata.labels?.['karpenter.sh/nodepool'] === pool)).toEqual([]);
+    const after = await readHc();
+    expect(after.metadata.finalizers ?? []).not.toContain('autonode.io/enablement');
+    expect(condition(after, 'AutoNodeEnabled')).toEqual(expect.objectContaining({ status: 'False', reason: 'Disabled' }));
+    expect(after.status?.autoNode ?? null).toBeNull();
+    await expect(management.core.readNamespacedSecret({ namespace: hc.namespace, name: `${hc.name}-autonode-kubeconfig` })).rejects.toThrow();
+    const watch = await t.client.workflow.getHandle(`autonode/${hc.infraID}/watch`).describe();
+    expect(watch.status.name).not.toBe('RUNNING');
+  });
+});
