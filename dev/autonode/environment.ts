@@ -1,62 +1,66 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { type Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, type NativeConnection } from '@temporalio/worker';
-import { createEc2ClientFactory, createEc2CloudProvider, createSsmClientFactory, staticCredentialsProvider } from '../../activities/cloud';
-import { staticClusterResolver } from '../../activities/cluster';
-import { kubeClientsFromKubeconfigFile } from '../../activities/kube/clients';
+import { createAssumeRoleCredentialsFactory, createEc2ClientFactory, createEc2CloudProvider, createSsmClientFactory, createStsClientFactory, staticCredentialsProvider } from '../../activities/cloud';
+import { managementSecretResolver } from '../../activities/cluster';
+import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activities/kube/clients';
+import { isConflict } from '../../activities/kube/errors';
+import { parseManifests } from '../../core/api/manifests';
+import { enableCluster } from '../../starter/commands/cluster';
+import { projectRoot } from '../paths';
+import { readFileSync } from 'node:fs';
+import { LOCAL_RELEASE_IMAGE, createLocalHostedCluster } from './hosted-cluster';
 import { provisionerWorkflowId, type ClusterRef } from '../../core/lifecycle';
 import { connectClient, connectWorker } from '../../workers/temporal-connection';
 import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
 import { watchWorkflowId } from '../../workflows/watch';
 import { bootstrapIdentitySource, catalogNodeShapes, clusterAccessOf, SimulatedKubeletFleet } from '../simkubelet';
 import { type StackInfo } from '../stack/types';
-import { installCrds } from './crds';
-import { writeAutonodeGuestKubeconfig } from './guest-identity';
 import { join } from 'node:path';
 import { createClusterNetwork } from './ec2-fixtures';
-import { ensureCustomNodeClass, ensureDefaultNodePool } from './nodeclass';
 
 export interface DevAutonode {
   cluster: ClusterRef;
+  hostedCluster: string;
   nodeClassName: string;
+  nodePoolName: string;
   stop(): Promise<void>;
 }
 
 const DEV_ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
+const SEED = join(projectRoot(), 'test', 'fixtures', 'seeds', '000-hypershift-nodepool-and-nodeclass.yaml');
+const WORKLOAD = join(projectRoot(), 'k8s', 'examples', 'workload.yaml');
+/** moto's default account: the network made with the stack's keys belongs to this role too */
+export const DEV_ROLE_ARN = 'arn:aws:iam::123456789012:role/autonode-dev';
 
 /**
- * autonode on the local stack, as an operator would run it against one hosted cluster:
- * the guest has the CRDs and a default EC2NodeClass, moto has the cluster's network, the
- * workers run, the cluster's watch workflow runs, and a simulated kubelet boots on every
- * instance autonode launches — so `kubectl apply` of a NodeClaim ends in a Ready node.
+ * autonode on the local stack, as an operator runs it beside a management cluster: a
+ * HostedCluster `clusters/dev` (with what HyperShift would publish for it), the workers
+ * (management cluster, per-cluster role), AutoNode enabled through the starter, seed 000's
+ * NodePool and EC2NodeClass applied verbatim, and a simulated kubelet on every instance
+ * autonode launches — then the example workload, until its pods run.
  */
 export async function startDevAutonode(stack: StackInfo, log: (line: string) => void): Promise<DevAutonode> {
-  const cluster: ClusterRef = { name: 'dev', region: stack.ec2.region };
-  await installCrds(stack.guest.kubeconfigPath);
-  log('CRDs installed in the guest cluster');
+  const hc = { namespace: 'clusters', name: 'dev', infraID: 'dev', region: stack.ec2.region, releaseImage: LOCAL_RELEASE_IMAGE };
+  const management = kubeClientsFromKubeconfigFile(stack.management.kubeconfigPath);
+  const guest = kubeClientsFromKubeconfigFile(stack.guest.kubeconfigPath);
+  await createLocalHostedCluster(management, readFileSync(stack.guest.kubeconfigPath, 'utf8'), hc);
+  log(`HostedCluster ${hc.namespace}/${hc.name} (infraID ${hc.infraID}, release ${hc.releaseImage}) in the management cluster, with its admin kubeconfig and userData Secrets`);
 
-  // moto accepts any keys; these are not AWS credentials
-  const credentialsFor = staticCredentialsProvider({ accessKeyId: 'testing', secretAccessKey: 'testing' });
+  // moto accepts any keys; these are not AWS credentials. Each cluster is served with its role (STS on moto).
+  const keys = { accessKeyId: 'testing', secretAccessKey: 'testing' };
+  const credentialsFor = createAssumeRoleCredentialsFactory({
+    stsFor: createStsClientFactory({ endpoint: stack.ec2.endpoint, endpointPolicy: 'loopback-only', credentials: keys }),
+    withoutRole: staticCredentialsProvider(keys),
+  });
   const ec2ClientFor = createEc2ClientFactory({ endpoint: stack.ec2.endpoint, credentialsFor, endpointPolicy: 'loopback-only' });
   // moto serves SSM on the same endpoint (AMI `alias` / `ssmParameter` terms)
   const ssmClientFor = createSsmClientFactory({ endpoint: stack.ec2.endpoint, credentialsFor, endpointPolicy: 'loopback-only' });
-  const ec2 = ec2ClientFor(cluster);
-  const network = await createClusterNetwork(ec2, { clusterName: cluster.name, zones: DEV_ZONES, octet: 100 });
-  log(`EC2 network for cluster "${cluster.name}": ${network.vpcId}, subnets ${network.subnetIds.join(', ')}`);
-
-  const guest = kubeClientsFromKubeconfigFile(stack.guest.kubeconfigPath);
-  const nodeClassName = 'default';
-  await ensureCustomNodeClass(guest, {
-    name: nodeClassName,
-    discoveryTag: network.discoveryTag,
-    amiSelectorTerms: [{ tags: network.discoveryTag }],
-    userData: '#!/bin/bash\n# HyperShift ignition stub (local stack)\n',
-  });
-
-  // A default NodePool (k8s/examples/nodepool.yaml) unless the guest has one: pending pods
-  // then become nodes with no further set-up.
-  const nodePool = await ensureDefaultNodePool(guest);
-  if (nodePool) log(`NodePool "${nodePool}" created (k8s/examples/nodepool.yaml)`);
+  const ec2 = ec2ClientFor({ name: hc.infraID, region: hc.region, credentialsRef: DEV_ROLE_ARN });
+  // the cluster's network (what a default EC2NodeClass selects) and the one seed 000 tells admins to tag
+  const network = await createClusterNetwork(ec2, { clusterName: hc.infraID, zones: DEV_ZONES, octet: 100 });
+  const seedNetwork = await createClusterNetwork(ec2, { clusterName: `${hc.infraID}-seed`, discoveryValue: 'your-infra-tag', zones: DEV_ZONES, octet: 101 });
+  log(`EC2 networks: ${network.vpcId} (karpenter.sh/discovery=${hc.infraID}) and ${seedNetwork.vpcId} (karpenter.sh/discovery=your-infra-tag, seed 000)`);
 
   // `autonode dev` owns Ctrl-C (it stops autonode, then the stack, in order): the Temporal
   // runtime must not start its own shutdown on the same signal.
@@ -68,28 +72,24 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
     connection,
     client,
     namespace: temporal.namespace,
-    // least privilege: the workers act as the `autonode` ServiceAccount of k8s/guest/rbac.yaml
-    resolve: staticClusterResolver({ guestKubeconfigPath: await writeAutonodeGuestKubeconfig(guest, join(stack.dir, 'guest', 'autonode.kubeconfig')), ec2ClientFor, ssmClientFor }),
+    // production wiring: the guest through the Secret enablement writes (autonode's own,
+    // least-privileged identity), EC2 through the cluster's role
+    resolve: managementSecretResolver({ management, ec2ClientFor, ssmClientFor }),
+    management,
     workflows: { workflowsPath: require.resolve('../../workflows') },
   });
   const running = runWorkers(workers);
-  await client.workflow.start('watchWorkflow', {
-    taskQueue: 'autonode-control',
-    workflowId: watchWorkflowId(cluster.name),
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    args: [{ cluster }],
-  });
-  log(`workers polling autonode-control, autonode-cloud and autonode-packing; watch workflow ${watchWorkflowId(cluster.name)} started (it starts the provisioner, ${provisionerWorkflowId(cluster.name)}, when pods are pending)`);
+  log('workers polling autonode-control, autonode-cloud and autonode-packing');
 
   const kc = new KubeConfig();
   kc.loadFromFile(stack.guest.kubeconfigPath);
-  const cloud = createEc2CloudProvider({ ec2, cluster });
+  const cloud = createEc2CloudProvider({ ec2, cluster: { name: hc.infraID, region: hc.region } });
   const bootstrap = bootstrapIdentitySource(guest);
   const fleet = new SimulatedKubeletFleet({
     listInstances: () => cloud.list(),
     guest: clusterAccessOf(kc),
     bootstrap: async () => (await bootstrap()).kubeConfig,
-    shapeOf: catalogNodeShapes(cluster.region),
+    shapeOf: catalogNodeShapes(hc.region),
     onEvent: (e) => {
       if (e.type === 'started') log(`simulated kubelet started on ${e.instanceId} (${e.nodeName})`);
       if (e.type === 'failed') log(`simulated kubelet on ${e.instanceId} failed: ${String(e.error)}`);
@@ -97,18 +97,52 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
   });
   fleet.start();
 
+  // Enable through the starter, as an operator would: `autonode enable clusters/dev --role-arn … --wait`
+  log(`autonode enable ${hc.namespace}/${hc.name} --role-arn ${DEV_ROLE_ARN} --wait`);
+  const enabled = await enableCluster(
+    { temporal: client, management, io: { stdout: (t) => t.trimEnd().split('\n').forEach((line) => log(`  ${line}`)), stderr: (t) => log(t.trimEnd()) } },
+    `${hc.namespace}/${hc.name}`,
+    { roleArn: DEV_ROLE_ARN, wait: true },
+  );
+  if (enabled?.phase !== 'Enabled') throw new Error(`clusters/dev did not enable: ${JSON.stringify(enabled)}`);
+  const cluster: ClusterRef = { name: hc.infraID, region: hc.region, credentialsRef: DEV_ROLE_ARN };
+
+  // The admin's part: seed 000's manifests, verbatim (the enablement fills in AMI and userData)
+  for (const doc of parseManifests(readFileSync(SEED, 'utf8'))) {
+    if (doc.status !== 'parsed') throw new Error(`${SEED} does not parse`);
+    await applyObject(guest, doc.object);
+  }
+  log('seed 000 applied: NodePool spot-example, EC2NodeClass default (autonode reconciles its AMI and userData)');
+  for (const doc of parseManifests(readFileSync(WORKLOAD, 'utf8'))) {
+    if (doc.status === 'parsed') await applyObject(guest, doc.object);
+  }
+  const t0 = Date.now();
+  for (;;) {
+    const pods = (await guest.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app in (inflate, small)' })).items;
+    const runningPods = pods.filter((p) => p.status?.phase === 'Running').length;
+    if (pods.length > 0 && runningPods === pods.length) {
+      log(`k8s/examples/workload.yaml: ${runningPods} pods Running on spot nodes autonode launched (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+      break;
+    }
+    if (Date.now() - t0 > 300_000) {
+      log(`k8s/examples/workload.yaml: ${runningPods}/${pods.length} pods Running after 5 minutes; see kubectl get events -A`);
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+
   return {
     cluster,
-    nodeClassName,
+    hostedCluster: `${hc.namespace}/${hc.name}`,
+    nodeClassName: 'default',
+    nodePoolName: 'spot-example',
     stop: async () => {
       await fleet.stop();
-      // Cancel the watcher and let it finish (it notices at its next heartbeat) before the
-      // workers shut down, rather than making the shutdown wait out its grace time.
-      const watch = client.workflow.getHandle(watchWorkflowId(cluster.name));
-      await watch.cancel().catch(() => undefined);
-      await Promise.race([watch.result().catch(() => undefined), new Promise((r) => setTimeout(r, 8_000))]);
-      // The provisioner holds no resources: end it with the stack (it is started again by the next doorbell).
-      await client.workflow.getHandle(provisionerWorkflowId(cluster.name)).terminate('autonode dev stopping').catch(() => undefined);
+      // The stack stops with autonode: end the cluster's workflows rather than making the
+      // workers' shutdown wait out their grace time (a real disable is `autonode disable`).
+      for (const id of [`autonode/${hc.namespace}/${hc.name}`, watchWorkflowId(cluster.name), provisionerWorkflowId(cluster.name)]) {
+        await client.workflow.getHandle(id).terminate('autonode dev stopping').catch(() => undefined);
+      }
       for (const w of workers) w.shutdown();
       await running;
       await client.connection.close();
@@ -116,4 +150,16 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
       ec2.destroy();
     },
   };
+}
+
+/** kubectl apply, roughly: create, or replace what is there (custom objects and Deployments). */
+async function applyObject(guest: KubeClients, object: unknown): Promise<void> {
+  const typed = object as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
+  try {
+    await guest.objects.create(typed);
+  } catch (err) {
+    if (!isConflict(err)) throw err;
+    const existing = await guest.objects.read(typed);
+    await guest.objects.replace({ ...typed, metadata: { ...typed.metadata, resourceVersion: existing.metadata?.resourceVersion } });
+  }
 }
