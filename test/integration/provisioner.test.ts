@@ -122,7 +122,12 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
     const used = new Set(pods.map((p) => p.spec?.nodeName));
     expect([...nodes].filter((n) => !used.has(n))).toEqual([]);
 
-    const events = await lh.guest.core.listNamespacedEvent({ namespace, fieldSelector: 'reason=Nominated' });
+    // Nominated Events are written in the background (the cluster's event sink): they may trail the pods
+    const events = await eventually('a Nominated Event for every pod', async () => {
+      const listed = await lh.guest.core.listNamespacedEvent({ namespace, fieldSelector: 'reason=Nominated' });
+      const names = new Set(listed.items.map((e) => e.involvedObject.name));
+      return pods.every((p) => names.has(p.metadata?.name)) ? listed : undefined;
+    }, 60_000).catch(async () => lh.guest.core.listNamespacedEvent({ namespace, fieldSelector: 'reason=Nominated' }));
     const nominated = new Set(events.items.map((e) => e.involvedObject.name));
     for (const pod of pods) expect(nominated.has(pod.metadata?.name)).toBe(true);
     expect(events.items[0]?.message).toMatch(new RegExp(`^Pod should schedule on: nodeclaim/${pool}-`));
