@@ -96,7 +96,9 @@ export const DEFAULT_METADATA_OPTIONS: MetadataOptions = { httpEndpoint: 'enable
 /** The launch template for one image of a request's node class: every field it honours, the family defaults filled in. */
 export function launchTemplateContent(nodeClass: LaunchRequest['nodeClass'], imageId: string): LaunchTemplateContent {
   const blockDeviceMappings = effectiveBlockDeviceMappings(nodeClass.blockDeviceMappings, nodeClass.amiFamily);
-  const rootVolumeSize = ephemeralVolumeSize(blockDeviceMappings);
+  // From the class's own mappings, as the prediction reads them (catalogQueryFor): absent,
+  // the family's default size applies on both sides (Bottlerocket's is its data volume).
+  const rootVolumeSize = ephemeralVolumeSize(nodeClass.blockDeviceMappings);
   return {
     nodeClassName: nodeClass.name,
     imageId,

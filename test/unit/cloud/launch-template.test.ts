@@ -137,8 +137,17 @@ describe('launch template data: the EC2NodeClass fields, as Karpenter maps them'
     expect(instanceTags[LAUNCH_TEMPLATE_TAG]).toBe(input.LaunchTemplateName);
     expect(bootstrapFromTags(instanceTags)).toEqual({
       ok: true,
-      bootstrap: { amiFamily: 'Custom', rootVolumeSize: '120Gi', kubelet: { maxPods: 110, systemReserved: { cpu: '1', memory: '2Gi' }, evictionHard: { 'memory.available': '200Mi' } } },
+      bootstrap: { amiFamily: 'Custom', kubelet: { maxPods: 110, systemReserved: { cpu: '1', memory: '2Gi' }, evictionHard: { 'memory.available': '200Mi' } } },
     });
+  });
+
+  it.each<[string, Partial<NodeClass>, string | undefined]>([
+    ['a Custom class without mappings: the family default the prediction uses', {}, undefined],
+    ['a Bottlerocket class without mappings: the family default (its data volume), not the 4Gi OS volume', { amiFamily: 'Bottlerocket' }, undefined],
+    ['the mapping marked rootVolume', { blockDeviceMappings: [{ deviceName: '/dev/xvdb', ebs: { volumeSize: '50Gi' } }, { deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '300Gi' } }] }, '300Gi'],
+  ])('tells the kubelet its ephemeral-storage volume for %s', (_, change, expected) => {
+    const tags = dataFor(change).tagsOf('instance');
+    expect(tags['autonode.io/root-volume-size']).toBe(expected);
   });
 
   it('lets no node class tag pose as a kubelet setting', () => {
