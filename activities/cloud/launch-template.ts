@@ -1,7 +1,9 @@
 /**
  * Launch templates are content-addressed: the name carries a hash of everything that goes
  * into the template, so "ensure" is create-if-absent (AlreadyExists is success), a changed
- * AMI or userData yields a new template, and the old one becomes stale and is deleted.
+ * AMI, userData or any EC2NodeClass field the template carries (volumes, metadata options,
+ * tags, monitoring, kubelet settings) yields a new template, and the old one becomes
+ * stale and is deleted. What goes into the template: launch-template-data.ts.
  * Rejected: versioning one template per node class — a launch in flight could pick up a
  * version meant for another AMI, and the content would not be visible in the name.
  */
@@ -12,10 +14,17 @@ import {
   DescribeLaunchTemplatesCommand,
   type Filter,
 } from '@aws-sdk/client-ec2';
+import { type EC2NodeClass } from '../../core/api';
+import { type BlockDeviceMapping, type NodeBootstrap } from '../../core/instancetypes';
 import { TagKeys } from './domain';
+import { createLaunchTemplateInput } from './launch-template-data';
+
+export { LAUNCH_TEMPLATE_TAG } from './launch-template-data';
 import { CreateLaunchTemplateOutputSchema, DescribeLaunchTemplatesOutputSchema } from './ec2-schemas';
 import { isInvalidRequestError, isNotFoundError } from './errors';
 import { call, type Ec2Context } from './context';
+
+export type MetadataOptions = EC2NodeClass['spec']['metadataOptions'];
 
 export interface LaunchTemplateContent {
   nodeClassName: string;
@@ -24,17 +33,26 @@ export interface LaunchTemplateContent {
   userData: string;
   securityGroupIds: string[];
   instanceProfile?: string;
-  /** the node class's tags; also put on the template */
+  /**
+   * the node class's tags, restricted keys removed: on the template, and through its tag
+   * specifications on the instances, volumes and network interfaces it launches
+   */
   tags: Record<string, string>;
+  /** spec.blockDeviceMappings in the node class's terms, the family default already applied (effectiveBlockDeviceMappings) */
+  blockDeviceMappings: BlockDeviceMapping[];
+  /** spec.metadataOptions with its defaults applied */
+  metadataOptions: MetadataOptions;
+  detailedMonitoring: boolean;
+  /** undefined: the subnet decides (EC2's default) */
+  associatePublicIPAddress?: boolean;
+  /** what the node's kubelet boots with, carried as instance tags (core/instancetypes/bootstrap-tags.ts) */
+  bootstrap: NodeBootstrap;
 }
 
 export interface LaunchTemplateRef {
   id: string;
   name: string;
 }
-
-// Karpenter's EC2NodeClass default metadataOptions (IMDSv2 only, one hop).
-const METADATA_OPTIONS = { HttpEndpoint: 'enabled', HttpProtocolIpv6: 'disabled', HttpPutResponseHopLimit: 1, HttpTokens: 'required' } as const;
 
 /** Key-sorted JSON, so the hash does not depend on property order. */
 export function canonicalJson(value: unknown): string {
@@ -48,13 +66,17 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/**
+ * Everything that goes into the template, so any change (AMI, userData, volumes, metadata
+ * options, tags, monitoring, kubelet settings, …) is a new template. Version 2 added the
+ * EC2NodeClass fields after userData; templates of version 1 are left stale.
+ */
 export function launchTemplateHash(clusterName: string, content: LaunchTemplateContent): string {
   const material = canonicalJson({
-    version: 1,
+    version: 2,
     cluster: clusterName,
     ...content,
     securityGroupIds: [...content.securityGroupIds].sort(),
-    metadataOptions: METADATA_OPTIONS,
   });
   return createHash('sha256').update(material).digest('hex');
 }
@@ -93,24 +115,10 @@ export async function ensureLaunchTemplate(ctx: Ec2Context, content: LaunchTempl
   const byName: Filter[] = [{ Name: 'launch-template-name', Values: [name] }];
   const existing = (await describeTemplates(ctx, byName))[0];
   if (existing) return existing;
-  const tags = { ...content.tags, ...ownershipTags(ctx, content.nodeClassName) };
+  const input = createLaunchTemplateInput({ name, content, ownership: ownershipTags(ctx, content.nodeClassName) });
   try {
     const created = CreateLaunchTemplateOutputSchema.parse(
-      await call(ctx, 'CreateLaunchTemplate', () =>
-        ctx.ec2.send(
-          new CreateLaunchTemplateCommand({
-            LaunchTemplateName: name,
-            LaunchTemplateData: {
-              ImageId: content.imageId,
-              UserData: Buffer.from(content.userData, 'utf8').toString('base64'),
-              SecurityGroupIds: [...content.securityGroupIds].sort(),
-              MetadataOptions: METADATA_OPTIONS,
-              ...(content.instanceProfile ? { IamInstanceProfile: { Name: content.instanceProfile } } : {}),
-            },
-            TagSpecifications: [{ ResourceType: 'launch-template', Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }],
-          }),
-        ),
-      ),
+      await call(ctx, 'CreateLaunchTemplate', () => ctx.ec2.send(new CreateLaunchTemplateCommand(input))),
     );
     ctx.logger.info({ launchTemplate: name }, 'created launch template');
     return { id: created.LaunchTemplate.LaunchTemplateId, name };

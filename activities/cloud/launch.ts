@@ -27,7 +27,15 @@ import { classifyAwsError, isRetryableClass, missingPermissions } from './classi
 import { backoffDelayMs, toCloudError } from './retry';
 import { overridesByImage, planFleet, type FleetOverride, type InstanceTypeOption, type SubnetChoice } from './overrides';
 import { exhaustedBesidesLaunched, launchedInstanceIds, summarizeFleetErrors } from './fleet-response';
-import { ensureLaunchTemplate, canonicalJson, type LaunchTemplateRef } from './launch-template';
+import { ensureLaunchTemplate, canonicalJson, type LaunchTemplateContent, type LaunchTemplateRef, type MetadataOptions } from './launch-template';
+import {
+  effectiveBlockDeviceMappings,
+  ephemeralVolumeSize,
+  type AmiFamily,
+  type BlockDeviceMapping,
+  type KubeletProfile,
+  type KubeletSettings,
+} from '../../core/instancetypes';
 import { findByNodeClaim, getInstanceById } from './instances';
 import { type Ec2Context } from './context';
 import { assertNever } from '../../core/assert';
@@ -43,6 +51,17 @@ export interface LaunchRequest {
     /** rendered userData (amiFamily Custom: the node class's userData verbatim) */
     userData: string;
     instanceProfile?: string;
+    /** the family whose defaults apply (root volume, kubelet) */
+    amiFamily: AmiFamily;
+    /** spec.blockDeviceMappings; the family's default mappings when absent or empty */
+    blockDeviceMappings?: BlockDeviceMapping[];
+    /** spec.metadataOptions with defaults applied; Karpenter's v1 defaults when absent */
+    metadataOptions?: MetadataOptions;
+    detailedMonitoring?: boolean;
+    associatePublicIPAddress?: boolean;
+    /** spec.kubelet (the fields that change allocatable): what the node's kubelet boots with */
+    kubelet?: KubeletSettings;
+    kubeletProfile?: KubeletProfile;
   };
   /**
    * the AMI per architecture, chosen from the resolved node class; instance types of an
@@ -70,6 +89,35 @@ export interface LaunchResult {
 
 const SPOT_STRATEGY = 'price-capacity-optimized';
 const ON_DEMAND_STRATEGY = 'lowest-price';
+
+/** Karpenter's v1 EC2NodeClass default: IMDSv2 only, one hop. */
+export const DEFAULT_METADATA_OPTIONS: MetadataOptions = { httpEndpoint: 'enabled', httpProtocolIPv6: 'disabled', httpPutResponseHopLimit: 1, httpTokens: 'required' };
+
+/** The launch template for one image of a request's node class: every field it honours, the family defaults filled in. */
+export function launchTemplateContent(nodeClass: LaunchRequest['nodeClass'], imageId: string): LaunchTemplateContent {
+  const blockDeviceMappings = effectiveBlockDeviceMappings(nodeClass.blockDeviceMappings, nodeClass.amiFamily);
+  // From the class's own mappings, as the prediction reads them (catalogQueryFor): absent,
+  // the family's default size applies on both sides (Bottlerocket's is its data volume).
+  const rootVolumeSize = ephemeralVolumeSize(nodeClass.blockDeviceMappings);
+  return {
+    nodeClassName: nodeClass.name,
+    imageId,
+    userData: nodeClass.userData,
+    securityGroupIds: nodeClass.securityGroupIds,
+    tags: Object.fromEntries(Object.entries(nodeClass.tags).filter(([key]) => !isRestrictedTagKey(key))),
+    ...(nodeClass.instanceProfile ? { instanceProfile: nodeClass.instanceProfile } : {}),
+    blockDeviceMappings,
+    metadataOptions: nodeClass.metadataOptions ?? DEFAULT_METADATA_OPTIONS,
+    detailedMonitoring: nodeClass.detailedMonitoring ?? false,
+    ...(nodeClass.associatePublicIPAddress !== undefined ? { associatePublicIPAddress: nodeClass.associatePublicIPAddress } : {}),
+    bootstrap: {
+      amiFamily: nodeClass.amiFamily,
+      ...(nodeClass.kubeletProfile !== undefined ? { kubeletProfile: nodeClass.kubeletProfile } : {}),
+      kubelet: nodeClass.kubelet ?? {},
+      ...(rootVolumeSize !== undefined ? { rootVolumeSize } : {}),
+    },
+  };
+}
 
 export function instanceTags(request: Pick<LaunchRequest, 'nodeClaim' | 'nodePool' | 'nodeClass'>, clusterName: string): Record<string, string> {
   const own = Object.fromEntries(Object.entries(request.nodeClass.tags).filter(([key]) => !isRestrictedTagKey(key)));
@@ -238,14 +286,7 @@ export async function launchNodeClaim(ctx: Ec2Context, request: LaunchRequest): 
   const configs: FleetLaunchConfig[] = [];
   // One template per image, sequentially: each is create-if-absent by its content hash.
   for (const group of overridesByImage(plan.overrides)) {
-    const launchTemplate = await ensureLaunchTemplate(ctx, {
-      nodeClassName: request.nodeClass.name,
-      imageId: group.imageId,
-      userData: request.nodeClass.userData,
-      securityGroupIds: request.nodeClass.securityGroupIds,
-      tags: Object.fromEntries(Object.entries(request.nodeClass.tags).filter(([key]) => !isRestrictedTagKey(key))),
-      ...(request.nodeClass.instanceProfile ? { instanceProfile: request.nodeClass.instanceProfile } : {}),
-    });
+    const launchTemplate = await ensureLaunchTemplate(ctx, launchTemplateContent(request.nodeClass, group.imageId));
     configs.push({ launchTemplate, overrides: group.overrides });
   }
   const input = buildCreateFleetInput({

@@ -13,7 +13,10 @@ import {
   type InstanceTypeOption,
   type SubnetChoice,
 } from '../cloud';
+import { formatIssue, normaliseDocument, type EC2NodeClass } from '../../core/api';
+import { assertNever } from '../../core/assert';
 import { type InstanceType } from '../../core/instancetypes';
+import { catalogQueryFor } from '../../core/workloads/assemble';
 import { LabelKey } from '../../core/scheduling';
 import { type ClusterResolver } from '../cluster';
 import { failWith } from '../failures';
@@ -76,6 +79,25 @@ function someTypes(names: readonly string[], shown = 5): string {
 /** "amd64 (x86_64)": an AMI's Architecture field uses EC2's name. */
 const describeArchitecture = (architecture: Architecture) =>
   EC2_ARCHITECTURE[architecture] === architecture ? architecture : `${architecture} (${EC2_ARCHITECTURE[architecture]})`;
+
+/** The stored class through core/api's normalisation (autonode's own rules beyond the CRD schema), or what is wrong with it. */
+function normalisedNodeClass(raw: unknown): { nodeClass: EC2NodeClass } | { problem: string } {
+  const normalised = normaliseDocument(raw);
+  switch (normalised.status) {
+    case 'ok': {
+      const nodeClass = normalised.objects.find((o): o is EC2NodeClass => o.kind === 'EC2NodeClass');
+      return nodeClass ? { nodeClass } : { problem: 'not an EC2NodeClass' };
+    }
+    case 'invalid':
+      return { problem: normalised.issues.map(formatIssue).join('; ') };
+    case 'unsupported':
+      return { problem: normalised.reason };
+    case 'other':
+      return { problem: 'not an EC2NodeClass' };
+    default:
+      return assertNever(normalised);
+  }
+}
 
 const StoredNodeClassSchema = z.object({ metadata: z.object({ name: z.string() }), spec: z.record(z.string(), z.unknown()) });
 
@@ -169,11 +191,24 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
         const why = resolution.conditions.filter((c) => c.status !== 'True').map((c) => `${c.type}: ${c.message}`).join('; ');
         return await nodeClassNotReady('NodeClassNotReady', `EC2NodeClass ${nodeClassName} is not ready: ${why}`);
       }
-      const amiFamily = nodeClass.spec.amiFamily === 'Custom' ? 'Custom' : 'AL2023';
+      // The class as the provisioner reads it (core/api, v1 defaults applied): its AMI
+      // family, kubelet and volumes decide both the allocatable recorded on the claim and
+      // what the launch template carries, so the two cannot disagree.
+      const model = normalisedNodeClass(rawClass);
+      if ('problem' in model) return await nodeClassNotReady('InvalidEC2NodeClass', `EC2NodeClass ${nodeClassName} is invalid: ${model.problem}`);
+      const query = catalogQueryFor(nodeClassName, model.nodeClass);
+      if ('unsupported' in query) return await nodeClassNotReady('UnsupportedAMIFamily', `EC2NodeClass ${nodeClassName}: amiFamily ${query.unsupported} is not supported`);
       // The region's instance types and offerings as EC2 reports them (cached per cluster),
-      // restricted to the zones this node class has subnets in.
+      // restricted to the zones this node class has subnets in, with the allocatable its
+      // AMI family, kubelet settings and root volume leave (as the provisioner planned).
+      const { kubelet } = query;
       const instanceTypes = await withCloudFailures(() =>
-        cloud.instanceTypes({ amiFamily, zones: [...new Set(resolution.subnets.map((s) => s.zone))].sort() }),
+        cloud.instanceTypes({
+          amiFamily: query.amiFamily,
+          ...(kubelet ? { kubelet } : {}),
+          ...(query.rootVolumeSize ? { rootVolumeSize: query.rootVolumeSize } : {}),
+          zones: [...new Set(resolution.subnets.map((s) => s.zone))].sort(),
+        }),
       );
       const options = launchOptionsForClaim(claim.spec.requirements, instanceTypes, {
         ...(claim.spec.resources?.requests ? { requests: claim.spec.resources.requests } : {}),
@@ -210,6 +245,12 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
               subnets,
               userData: resolution.userData ?? '',
               ...(nodeClass.spec.instanceProfile ? { instanceProfile: nodeClass.spec.instanceProfile } : {}),
+              amiFamily: query.amiFamily,
+              ...(model.nodeClass.spec.blockDeviceMappings ? { blockDeviceMappings: model.nodeClass.spec.blockDeviceMappings } : {}),
+              metadataOptions: model.nodeClass.spec.metadataOptions,
+              ...(model.nodeClass.spec.detailedMonitoring !== undefined ? { detailedMonitoring: model.nodeClass.spec.detailedMonitoring } : {}),
+              ...(model.nodeClass.spec.associatePublicIPAddress !== undefined ? { associatePublicIPAddress: model.nodeClass.spec.associatePublicIPAddress } : {}),
+              ...(kubelet ? { kubelet } : {}),
             },
             images,
             instanceTypes: launchOptions,

@@ -1,6 +1,8 @@
 // EC2 instance types → labels, capacity, allocatable and priced offerings.
 export * from './ec2-schemas';
 export * from './kubelet';
+export * from './bootstrap-tags';
+export * from './block-devices';
 export * from './labels';
 export * from './capacity';
 export * from './overhead';

@@ -6,7 +6,7 @@ import { normaliseDocument } from '../api/normalise';
 import type { EC2NodeClass } from '../api/ec2nodeclass';
 import type { NodeClaim } from '../api/nodeclaim';
 import type { NodePool } from '../api/nodepool';
-import { catalogInstanceTypes, type AmiFamily, type CatalogResult, type KubeletSettings } from '../instancetypes';
+import { catalogInstanceTypes, ephemeralVolumeSize, type AmiFamily, type CatalogResult, type KubeletSettings } from '../instancetypes';
 import { LabelKey } from '../scheduling/labels';
 import type { BoundPod, ExistingNodeInput, InFlightClaimInput, NodePoolInput, PackingInput, PendingPod, DaemonSetInput } from '../packing/input';
 import { expandWorkload } from './expand';
@@ -58,19 +58,28 @@ function amiFamilyOf(nodeClass: EC2NodeClass | undefined): AmiFamily | { unsuppo
   return { unsupported: family };
 }
 
+/** The kubelet fields that change allocatable, only those set (an absent key, never an undefined one). */
+function allocatableSettings(kubelet: NonNullable<EC2NodeClass['spec']['kubelet']>): KubeletSettings {
+  const { maxPods, podsPerCore, systemReserved, kubeReserved, evictionHard, evictionSoft } = kubelet;
+  return {
+    ...(maxPods !== undefined ? { maxPods } : {}),
+    ...(podsPerCore !== undefined ? { podsPerCore } : {}),
+    ...(systemReserved !== undefined ? { systemReserved } : {}),
+    ...(kubeReserved !== undefined ? { kubeReserved } : {}),
+    ...(evictionHard !== undefined ? { evictionHard } : {}),
+    ...(evictionSoft !== undefined ? { evictionSoft } : {}),
+  };
+}
+
 /** The catalog query a node class implies, or why it cannot be planned with. */
 export function catalogQueryFor(nodeClassName: string, nodeClass: EC2NodeClass | undefined): CatalogQuery | { unsupported: string } {
   const family = amiFamilyOf(nodeClass);
   if (typeof family !== 'string') return family;
   const kubelet = nodeClass?.spec.kubelet;
-  const root = nodeClass?.spec.blockDeviceMappings?.find((m) => m.rootVolume === true) ?? nodeClass?.spec.blockDeviceMappings?.[0];
   return {
     nodeClassName, amiFamily: family,
-    kubelet: kubelet === undefined ? undefined : {
-      maxPods: kubelet.maxPods, podsPerCore: kubelet.podsPerCore, systemReserved: kubelet.systemReserved,
-      kubeReserved: kubelet.kubeReserved, evictionHard: kubelet.evictionHard, evictionSoft: kubelet.evictionSoft,
-    },
-    rootVolumeSize: root?.ebs?.volumeSize,
+    kubelet: kubelet === undefined ? undefined : allocatableSettings(kubelet),
+    rootVolumeSize: ephemeralVolumeSize(nodeClass?.spec.blockDeviceMappings),
   };
 }
 

@@ -14,7 +14,7 @@ import { provisionerWorkflowId, type ClusterRef } from '../../core/lifecycle';
 import { connectClient, connectWorker } from '../../workers/temporal-connection';
 import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
 import { watchWorkflowId } from '../../workflows/watch';
-import { bootstrapIdentitySource, catalogNodeShapes, clusterAccessOf, SimulatedKubeletFleet } from '../simkubelet';
+import { bootstrapIdentitySource, launchedNodeShapes, clusterAccessOf, SimulatedKubeletFleet } from '../simkubelet';
 import { type StackInfo } from '../stack/types';
 import { join } from 'node:path';
 import { createClusterNetwork } from './ec2-fixtures';
@@ -89,7 +89,7 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
     listInstances: () => cloud.list(),
     guest: clusterAccessOf(kc),
     bootstrap: async () => (await bootstrap()).kubeConfig,
-    shapeOf: catalogNodeShapes(hc.region),
+    shapeOf: launchedNodeShapes(hc.region),
     onEvent: (e) => {
       if (e.type === 'started') log(`simulated kubelet started on ${e.instanceId} (${e.nodeName})`);
       if (e.type === 'failed') log(`simulated kubelet on ${e.instanceId} failed: ${String(e.error)}`);

@@ -12,7 +12,14 @@ import { isConflict } from '../../activities/kube/errors';
  */
 export async function ensureCustomNodeClass(
   guest: KubeClients,
-  options: { name: string; discoveryTag: Record<string, string>; amiSelectorTerms: Record<string, unknown>[]; userData: string },
+  options: {
+    name: string;
+    discoveryTag: Record<string, string>;
+    amiSelectorTerms: Record<string, unknown>[];
+    userData: string;
+    /** more spec fields (kubelet, blockDeviceMappings, metadataOptions, tags, …) */
+    spec?: Record<string, unknown>;
+  },
 ): Promise<void> {
   await guest.customObjects
     .createClusterCustomObject({
@@ -29,6 +36,7 @@ export async function ensureCustomNodeClass(
           securityGroupSelectorTerms: [{ tags: options.discoveryTag }],
           amiSelectorTerms: options.amiSelectorTerms,
           userData: options.userData,
+          ...options.spec,
         },
       },
     })

@@ -10,7 +10,7 @@ import { sleep } from './csr-requests';
 import { type ClusterAccess } from './identity';
 import { SimulatedKubelet, type KubeletRun } from './kubelet';
 import { type SimulatedInstance } from './node-object';
-import { type NodeShape } from './resources';
+import { type NodeShapeOf } from './resources';
 
 export type FleetEvent =
   | { type: 'started'; instanceId: string; nodeName: string }
@@ -25,7 +25,8 @@ export interface SimulatedKubeletFleetOptions {
   guest: ClusterAccess;
   /** current bootstrapper credentials (tokens expire: see bootstrapIdentitySource) */
   bootstrap: () => Promise<KubeConfig>;
-  shapeOf: (instanceType: string) => NodeShape;
+  /** what the instance's kubelet reports (launchedNodeShapes: from the settings it was launched with) */
+  shapeOf: NodeShapeOf;
   pollMs?: number;
   onEvent?: (event: FleetEvent) => void;
 }
@@ -33,6 +34,8 @@ export interface SimulatedKubeletFleetOptions {
 export class SimulatedKubeletFleet {
   private readonly kubelets = new Map<string, SimulatedKubelet>();
   private readonly runs = new Map<string, Promise<KubeletRun | undefined>>();
+  /** instances whose kubelet cannot start (no usable configuration): reported once, never retried */
+  private readonly refused = new Set<string>();
   private stopped = false;
   private loop: Promise<void> | undefined;
   private readonly abort = new AbortController();
@@ -65,10 +68,11 @@ export class SimulatedKubeletFleet {
     const instances = await this.options.listInstances();
     const live = new Set(instances.map((i) => i.instanceId));
     for (const instance of instances) {
-      if (this.kubelets.has(instance.instanceId)) continue;
+      if (this.kubelets.has(instance.instanceId) || this.refused.has(instance.instanceId)) continue;
       const simulated = this.toSimulated(instance);
       if (simulated) await this.launch(simulated);
     }
+    for (const instanceId of this.refused) if (!live.has(instanceId)) this.refused.delete(instanceId);
     for (const [instanceId, kubelet] of this.kubelets) {
       if (live.has(instanceId)) continue;
       kubelet.stop();
@@ -93,13 +97,19 @@ export class SimulatedKubeletFleet {
   private toSimulated(instance: CloudInstance): SimulatedInstance | undefined {
     const privateIp = instance.privateIpAddresses[0];
     if (instance.state !== 'running' || !instance.privateDnsName || !privateIp) return undefined;
+    const shape = this.options.shapeOf(instance);
+    if (!shape.ok) {
+      this.refused.add(instance.instanceId);
+      this.options.onEvent?.({ type: 'failed', instanceId: instance.instanceId, error: new Error(`kubelet on ${instance.instanceId} cannot start: ${shape.reason}`) });
+      return undefined;
+    }
     return {
       instanceId: instance.instanceId,
       zone: instance.zone,
       privateDnsName: instance.privateDnsName,
       privateIp,
       instanceType: instance.instanceType,
-      ...this.options.shapeOf(instance.instanceType),
+      ...shape.shape,
     };
   }
 

@@ -1,34 +1,62 @@
 /**
- * Capacity and allocatable of a simulated node, from the bundled instance-type catalog
- * (the same numbers the packing core plans with), so a node registers with what its type
- * really offers. Types the catalog lacks get a small fixed shape rather than an error:
- * moto accepts any type name.
+ * Capacity and allocatable of a simulated node, as its kubelet would report them: the
+ * instance type's hardware from the bundled catalog, and the kubelet configuration the
+ * instance was launched with — its AMI family's defaults, the EC2NodeClass kubelet
+ * settings and the root volume, which the launch template puts on the instance as tags
+ * (core/instancetypes/bootstrap-tags.ts). Computed by the same core function that
+ * predicts a NodeClaim's allocatable, so a joined Node agrees with its claim exactly
+ * when launch carried the settings the prediction used.
+ *
+ * Issue 13's enablement will render the node class's kubelet settings into userData
+ * (ignition); the simulated kubelet should then boot from the instance's userData instead
+ * of its tags.
  */
-import { catalogInstanceTypes, type InstanceType } from '../../core/instancetypes';
+import { type CloudInstance } from '../../activities/cloud/domain';
+import { bootstrapFromTags, catalogInstanceTypes, type CatalogResult, type InstanceType, type NodeBootstrap } from '../../core/instancetypes';
 import { type NodeResources, type SimulatedInstance } from './node-object';
 
 export type NodeShape = Pick<SimulatedInstance, 'capacity' | 'allocatable' | 'arch'>;
 
-const fallback: NodeShape = {
-  capacity: { cpu: '2', memory: '8Gi', pods: '110', 'ephemeral-storage': '20Gi' },
-  allocatable: { cpu: '1930m', memory: '7Gi', pods: '110', 'ephemeral-storage': '18Gi' },
-  arch: 'amd64',
-};
+/** A shape, or why the instance's kubelet cannot start (its node never registers, as a misconfigured machine's would not). */
+export type NodeShapeResult = { ok: true; shape: NodeShape } | { ok: false; reason: string };
 
-export function catalogNodeShapes(region: string, now: () => number = Date.now): (instanceType: string) => NodeShape {
-  const result = catalogInstanceTypes({ region, amiFamily: 'AL2023', now: now() });
-  const byName = new Map<string, InstanceType>(result.ok ? result.instanceTypes.map((t) => [t.name, t]) : []);
-  return (instanceType) => {
-    const type = byName.get(instanceType);
-    if (!type) return fallback;
+export type NodeShapeOf = (instance: Pick<CloudInstance, 'instanceType' | 'tags'>) => NodeShapeResult;
+
+const DEFAULTS: NodeResources = { cpu: '0', memory: '0', pods: '0', 'ephemeral-storage': '0' };
+
+/**
+ * Instance types not in the catalog cannot be simulated faithfully (moto launches any
+ * type name); their kubelet does not start rather than report made-up resources.
+ */
+export function launchedNodeShapes(region: string, now: () => number = Date.now): NodeShapeOf {
+  const catalogs = new Map<string, CatalogResult>();
+  const catalogFor = (bootstrap: NodeBootstrap): CatalogResult => {
+    const key = JSON.stringify(bootstrap);
+    let catalog = catalogs.get(key);
+    if (!catalog) {
+      catalog = catalogInstanceTypes({ region, now: now(), ...bootstrap });
+      catalogs.set(key, catalog);
+    }
+    return catalog;
+  };
+  return (instance) => {
+    const bootstrap = bootstrapFromTags(instance.tags);
+    if (!bootstrap.ok) return { ok: false, reason: `no kubelet configuration: ${bootstrap.reason}` };
+    const catalog = catalogFor(bootstrap.bootstrap);
+    if (!catalog.ok) return { ok: false, reason: catalog.reason };
+    const type: InstanceType | undefined = catalog.instanceTypes.find((t) => t.name === instance.instanceType);
+    if (!type) return { ok: false, reason: `instance type ${instance.instanceType} is not in the bundled catalog for ${region}` };
     return {
-      capacity: withDefaults(type.capacity, fallback.capacity),
-      allocatable: withDefaults(type.allocatable, fallback.allocatable ?? fallback.capacity),
-      arch: type.labels['kubernetes.io/arch'] === 'arm64' ? 'arm64' : 'amd64',
+      ok: true,
+      shape: {
+        capacity: withDefaults(type.capacity),
+        allocatable: withDefaults(type.allocatable),
+        arch: type.labels['kubernetes.io/arch'] === 'arm64' ? 'arm64' : 'amd64',
+      },
     };
   };
 }
 
-function withDefaults(list: Readonly<Record<string, string>>, defaults: NodeResources): NodeResources {
-  return { ...list, cpu: list.cpu ?? defaults.cpu, memory: list.memory ?? defaults.memory, pods: list.pods ?? defaults.pods, 'ephemeral-storage': list['ephemeral-storage'] ?? defaults['ephemeral-storage'] };
+function withDefaults(list: Readonly<Record<string, string>>): NodeResources {
+  return { ...list, cpu: list.cpu ?? DEFAULTS.cpu, memory: list.memory ?? DEFAULTS.memory, pods: list.pods ?? DEFAULTS.pods, 'ephemeral-storage': list['ephemeral-storage'] ?? DEFAULTS['ephemeral-storage'] };
 }

@@ -13,7 +13,7 @@ import { managementSecretResolver } from '../../activities/cluster';
 import { kubeClientsFromKubeconfigFile } from '../../activities/kube/clients';
 import { createClusterNetwork } from '../../dev/autonode/ec2-fixtures';
 import { LOCAL_RELEASE_IMAGE, createLocalHostedCluster } from '../../dev/autonode/hosted-cluster';
-import { bootstrapIdentitySource, catalogNodeShapes, clusterAccessOf, SimulatedKubeletFleet } from '../../dev/simkubelet';
+import { bootstrapIdentitySource, launchedNodeShapes, clusterAccessOf, SimulatedKubeletFleet } from '../../dev/simkubelet';
 import { clusterStatus, disableCluster, enableCluster, type ClusterCommandDeps } from '../../starter/commands/cluster';
 import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
 import { type EnablementStatus } from '../../workflows/enablement';
@@ -80,7 +80,7 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
       listInstances: () => cloud.list(),
       guest: clusterAccessOf(guest.config),
       bootstrap: async () => (await bootstrap()).kubeConfig,
-      shapeOf: catalogNodeShapes(hc.region),
+      shapeOf: launchedNodeShapes(hc.region),
       pollMs: 500,
     });
     fleet.start();

@@ -8,6 +8,9 @@ import { ensureCustomNodeClass } from '../../dev/autonode/nodeclass';
 import { nodeClaimWorkflowId, type NodeClaimResult, type NodeClaimStatusView } from '../../core/lifecycle';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
 
+const RESOURCES = ['cpu', 'memory', 'pods', 'ephemeral-storage'] as const;
+const pick = (list: Record<string, string> | undefined, keys: readonly string[]) => Object.fromEntries(keys.map((k) => [k, list?.[k]]));
+
 describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto + simulated kubelets)', () => {
   let lh: LifecycleHarness;
   beforeAll(async () => {
@@ -38,6 +41,8 @@ describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto +
 
     const node = await lh.guest.core.readNode({ name: nodeName });
     expect(node.spec?.providerID).toBe(claim.status?.providerID);
+    // the kubelet reports what autonode predicted: it booted with the settings the prediction used
+    expect(pick(node.status?.allocatable, RESOURCES)).toEqual(pick(claim.status?.allocatable, RESOURCES));
     expect(node.metadata?.labels).toEqual(
       expect.objectContaining({ 'karpenter.sh/registered': 'true', 'karpenter.sh/initialized': 'true', 'karpenter.sh/nodepool': 'default' }),
     );

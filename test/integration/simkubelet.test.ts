@@ -9,7 +9,7 @@ import {
   FOREIGN_IP,
   SimulatedKubelet,
   SimulatedKubeletFleet,
-  catalogNodeShapes,
+  launchedNodeShapes,
   type FleetEvent,
   UNREGISTERED_TAINT,
   clusterAccessOf,
@@ -264,11 +264,13 @@ describe('simulated kubelet against the real guest control plane', () => {
       listInstances: () => h.provider.list(),
       guest: clusterAccessOf(admin.config),
       bootstrap: async () => bootstrap.kubeConfig,
-      shapeOf: catalogNodeShapes(h.cluster.region),
+      shapeOf: launchedNodeShapes(h.cluster.region),
       onEvent: (event) => events.push(event),
     });
     try {
-      const { instance } = await h.provider.launch(await aLaunchRequest(h));
+      const request = await aLaunchRequest(h);
+      // the node class's kubelet settings travel with the launch (instance tags, for now)
+      const { instance } = await h.provider.launch({ ...request, nodeClass: { ...request.nodeClass, kubelet: { maxPods: 42, systemReserved: { cpu: '300m' } } } });
       const nodeName = instance.privateDnsName!;
       approver.expect({ ...anInstance(), instanceId: instance.instanceId, privateDnsName: nodeName, privateIp: instance.privateIpAddresses[0]! }, Date.parse(instance.launchTime));
       createdNodes.push(nodeName);
@@ -280,8 +282,11 @@ describe('simulated kubelet against the real guest control plane', () => {
       });
       expect(node.spec?.providerID).toBe(instance.providerId);
       expect(node.metadata?.labels?.['node.kubernetes.io/instance-type']).toBe(instance.instanceType);
-      // m5.large from the catalog: 2 vCPUs, ENI-limited 29 pods
-      if (instance.instanceType === 'm5.large') expect(node.status?.capacity).toMatchObject({ cpu: '2', pods: '29' });
+      // m5.large from the catalog (2 vCPUs) under the class's amiFamily Custom (an OpenShift
+      // kubelet) with maxPods 42 and systemReserved cpu 300m from its launch
+      expect(instance.instanceType).toBe('m5.large');
+      expect(node.status?.capacity).toMatchObject({ cpu: '2', pods: '42' });
+      expect(node.status?.allocatable).toMatchObject({ cpu: '1700m', pods: '42' });
 
       await h.provider.terminate(instance.providerId);
       await eventually('the fleet to notice the instance is gone', async () => (events.some((e) => e.type === 'gone' && e.instanceId === instance.instanceId) ? true : undefined));

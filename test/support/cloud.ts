@@ -139,6 +139,7 @@ export async function aLaunchRequest(h: CloudHarness, overrides: Partial<LaunchR
       securityGroupIds: resolved.securityGroups.map((g) => g.id),
       subnets: resolved.subnets,
       userData: resolved.userData ?? '',
+      amiFamily: 'Custom',
     },
     images: { amd64: h.fixtures.imageId },
     instanceTypes: [

@@ -10,7 +10,7 @@ import { staticClusterResolver, type ClusterResolver } from '../../activities/cl
 import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activities/kube/clients';
 import { NodeClaimStore } from '../../activities/kube/nodeclaims';
 import { nodeClaimWorkflowId, type NodeClaimWorkflowInput, type TaskQueues } from '../../core/lifecycle';
-import { bootstrapIdentitySource, catalogNodeShapes, clusterAccessOf, SimulatedKubeletFleet } from '../../dev/simkubelet';
+import { bootstrapIdentitySource, launchedNodeShapes, clusterAccessOf, SimulatedKubeletFleet } from '../../dev/simkubelet';
 import { WORKER_ROLES, createAutonodeWorkers, runWorkers, type WorkerRole } from '../../workers/workers';
 import { startCloudHarness, type CloudHarness } from './cloud';
 import { installCrds } from './crds';
@@ -104,7 +104,7 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
     listInstances: async () => (await h.provider.list()).filter((i) => !silent.has(i.tags['karpenter.sh/nodeclaim'] ?? '') && !silentPools.has(i.tags['karpenter.sh/nodepool'] ?? '')),
     guest: clusterAccessOf(kc),
     bootstrap: async () => (await bootstrap()).kubeConfig,
-    shapeOf: catalogNodeShapes(stack.ec2.region),
+    shapeOf: launchedNodeShapes(stack.ec2.region),
     pollMs: 500,
   });
   fleet.start();

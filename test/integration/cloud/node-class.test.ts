@@ -1,4 +1,5 @@
 import { startCloudHarness, aNodeClass, type CloudHarness } from '../../support/cloud';
+import { launchTemplateContent } from '../../../activities/cloud/launch';
 
 let h: CloudHarness;
 beforeAll(async () => {
@@ -70,13 +71,8 @@ describe('resolving an EC2NodeClass', () => {
 });
 
 describe('launch templates', () => {
-  const content = (h: CloudHarness, userData: string) => ({
-    nodeClassName: 'default',
-    imageId: h.fixtures.imageId,
-    userData,
-    securityGroupIds: [h.fixtures.securityGroupId],
-    tags: { team: 'autonode' },
-  });
+  const content = (h: CloudHarness, userData: string) =>
+    launchTemplateContent({ name: 'default', amiFamily: 'Custom', userData, securityGroupIds: [h.fixtures.securityGroupId], subnets: [], tags: { team: 'autonode' } }, h.fixtures.imageId);
 
   it('are named by content, reused, and the stale ones deleted', async () => {
     const first = await h.provider.ensureLaunchTemplate(content(h, 'v1'));

@@ -167,7 +167,7 @@ describe('instanceTags', () => {
       {
         nodeClaim: { name: 'default-x1', uid: 'u' },
         nodePool: 'default',
-        nodeClass: { name: 'nc', tags: { team: 'a', 'karpenter.sh/nodepool': 'evil', 'kubernetes.io/cluster/other': 'owned' }, securityGroupIds: [], subnets: [], userData: '' },
+        nodeClass: { name: 'nc', tags: { team: 'a', 'karpenter.sh/nodepool': 'evil', 'kubernetes.io/cluster/other': 'owned' }, securityGroupIds: [], subnets: [], userData: '', amiFamily: 'Custom' },
       },
       'c1',
     );
