@@ -85,18 +85,25 @@ describe('seed 000 verbatim: 200 pending replicas become spot nodes (real stack)
       args: [{ cluster, taskQueues: lh.taskQueues, gcInterval: 'Never' }],
     });
   });
-  /** Each planBatch result with claims, as recorded in the provisioner's history. */
+  /** Each planBatch result with claims, as recorded in the provisioner's histories (every run, oldest first). */
   async function recordedPlans(): Promise<PlannedBatch[]> {
-    const history = await lh.t.client.workflow.getHandle(provisionerWorkflowId(lh.h.cluster.name)).fetchHistory();
-    const activityOf = new Map<string, string>();
+    const workflowId = provisionerWorkflowId(lh.h.cluster.name);
+    const runs: { runId: string; start: number }[] = [];
+    for await (const wf of lh.t.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push({ runId: wf.runId, start: wf.startTime.getTime() });
+    if (runs.length === 0) runs.push({ runId: '', start: 0 });
+    runs.sort((a, b) => a.start - b.start);
     const plans: PlannedBatch[] = [];
-    for (const event of history.events ?? []) {
-      const scheduled = event.activityTaskScheduledEventAttributes;
-      if (scheduled) activityOf.set(String(event.eventId), scheduled.activityType?.name ?? '');
-      const payload = event.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
-      if (payload && activityOf.get(String(event.activityTaskCompletedEventAttributes?.scheduledEventId)) === 'planBatch') {
-        const planned = defaultPayloadConverter.fromPayload<PlannedBatch>(payload);
-        if (planned.claims.length > 0) plans.push(planned);
+    for (const run of runs) {
+      const history = await lh.t.client.workflow.getHandle(workflowId, run.runId || undefined).fetchHistory();
+      const activityOf = new Map<string, string>();
+      for (const event of history.events ?? []) {
+        const scheduled = event.activityTaskScheduledEventAttributes;
+        if (scheduled) activityOf.set(String(event.eventId), scheduled.activityType?.name ?? '');
+        const payload = event.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
+        if (payload && activityOf.get(String(event.activityTaskCompletedEventAttributes?.scheduledEventId)) === 'planBatch') {
+          const planned = defaultPayloadConverter.fromPayload<PlannedBatch>(payload);
+          if (planned.claims.length > 0) plans.push(planned);
+        }
       }
     }
     return plans;
@@ -163,7 +170,10 @@ describe('seed 000 verbatim: 200 pending replicas become spot nodes (real stack)
     expect(plan.nodeClaims.reduce((n, c) => n + c.pods.length, 0)).toBe(REPLICAS);
     // the provisioner's first batch (recorded in its history) is `autonode plan`'s plan …
     const first = (await recordedPlans())[0];
-    if (!first) throw new Error('no batch with claims in the provisioner history');
+    if (!first) {
+      const history = await lh.t.client.workflow.getHandle(provisionerWorkflowId(lh.h.cluster.name)).fetchHistory();
+      throw new Error(`no batch with claims in the provisioner history: ${JSON.stringify((history.events ?? []).map((e) => e.eventType))}`);
+    }
     const planned = first.claims.map((c) => ({ name: c.name, type: first.optionLists[c.options]?.[0] ?? '', price: c.price }));
     expect(planned.map((c) => c.type).sort()).toEqual(plan.nodeClaims.map((c) => c.instanceType).sort());
     const sum = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) * 1e6) / 1e6;
