@@ -1,4 +1,5 @@
 import { Connection } from '@temporalio/client';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { autonodeSearchAttributes } from '../../workflows/search-attributes';
 import { freePortsFor } from './ports';
@@ -43,11 +44,25 @@ export async function startTemporal(o: {
   }
   if (!o.binary) throw new Error('no Temporal CLI binary and no TEMPORAL_ADDRESS: run `npm run setup`');
 
+  // Free ports are picked before the server binds them: another process can take one in
+  // between (seen in CI: the HTTP API port). Then the server exits at once; pick again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDevServer(o.binary, o, namespace);
+    } catch (err) {
+      const log = existsSync(join(o.logDir, 'temporal.log')) ? readFileSync(join(o.logDir, 'temporal.log'), 'utf8') : '';
+      if (attempt >= 3 || !log.includes('address already in use')) throw err;
+      rmSync(join(o.dir, 'temporal.sqlite'), { force: true });
+    }
+  }
+}
+
+async function startDevServer(binary: string, o: { dir: string; logDir: string; dynamicConfig?: Record<string, string | number | boolean> }, namespace: string): Promise<TemporalEndpoint> {
   const { port, uiPort, httpPort, metricsPort } = await freePortsFor(['port', 'uiPort', 'httpPort', 'metricsPort']);
   const address = `127.0.0.1:${port}`;
   const process = new ManagedProcess({
     name: 'temporal',
-    command: o.binary,
+    command: binary,
     args: [
       'server', 'start-dev',
       '--ip', '127.0.0.1',
