@@ -43,7 +43,7 @@ export const enablementStatusQuery = defineQuery<EnablementStatus>('status');
 export interface EnablementWorkflowInput {
   hostedCluster: HostedClusterRef;
   taskQueues?: Partial<TaskQueues>;
-  /** how often node classes and status are reconciled while nothing signals (default 10s) */
+  /** how often node classes and status are reconciled while nothing signals (default 5s) */
   resync?: string;
   /** the longest a teardown waits for instances to go before it reports itself stuck (default 30m) */
   teardownDeadline?: string;
@@ -70,7 +70,7 @@ const setUp = proxyActivities<EnablementActivities>({
 export async function enablementWorkflow(input: EnablementWorkflowInput): Promise<EnablementStatus> {
   const hostedCluster = input.hostedCluster;
   const taskQueues = TaskQueuesSchema.parse({ ...defaultTaskQueues, ...input.taskQueues });
-  const resyncMs = durationToMs(input.resync ?? '10s') ?? 10_000;
+  const resyncMs = durationToMs(input.resync ?? '5s') ?? 5_000;
   const teardownMs = durationToMs(input.teardownDeadline ?? '30m') ?? 1_800_000;
   let cluster: ClusterRef | undefined = input.carried?.cluster;
   let tokenExpiresAt = input.carried?.tokenExpiresAt;
