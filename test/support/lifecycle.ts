@@ -1,5 +1,5 @@
 import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -178,8 +178,20 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
     },
     async close() {
       // Whatever a failed test left running must not outlive this harness.
+      const claimPrefix = nodeClaimWorkflowId(h.cluster.name, '');
+      const ownClaims = new Set<string>();
       for await (const wf of t.client.workflow.list({ query: `AutoNodeCluster = "${h.cluster.name}" AND ExecutionStatus = "Running"` })) {
+        if (wf.workflowId.startsWith(claimPrefix)) ownClaims.add(wf.workflowId.slice(claimPrefix.length));
         await t.client.workflow.getHandle(wf.workflowId, wf.runId).terminate('test harness closing').catch(() => undefined);
+      }
+      // …nor its NodeClaims: the next test file's watcher would adopt them (the guest is shared)
+      // and keep launching for a class whose network it cannot see.
+      for (const claim of await claims.list()) {
+        const name = claim.metadata.name;
+        if (!ownClaims.has(name) && claim.spec.nodeClassRef.name !== nodeClassName) continue;
+        const ref = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims', name } as const;
+        await guest.customObjects.patchClusterCustomObject({ ...ref, body: { metadata: { finalizers: null } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)).catch(() => undefined);
+        await guest.customObjects.deleteClusterCustomObject(ref).catch(() => undefined);
       }
       await fleet.stop();
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
