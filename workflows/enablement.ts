@@ -14,8 +14,7 @@ import type { EnablementActivities, HostedClusterRef, Observation } from '../act
 import { TaskQueuesSchema, defaultTaskQueues, durationToMs, type ClusterRef, type ConditionUpdate, type TaskQueues } from '../core/lifecycle';
 import { AutoNodeCluster, AutoNodePhase } from './search-attributes';
 
-/** `autonode/<namespace>/<name>`: one per HostedCluster */
-export const enablementWorkflowId = (hc: HostedClusterRef) => `autonode/${hc.namespace}/${hc.name}`;
+export { enablementWorkflowId } from '../core/lifecycle';
 
 /** The HostedCluster changed (or `autonode enable` asked): look again now. */
 export const hostedClusterChangedSignal = defineSignal('hostedClusterChanged');

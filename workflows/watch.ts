@@ -56,7 +56,7 @@ export interface WatchStatus {
 
 export const watchStatusQuery = defineQuery<WatchStatus>('status');
 
-export const watchWorkflowId = (cluster: string) => `autonode/${cluster}/watch`;
+export { watchWorkflowId } from '../core/lifecycle';
 
 export interface WatchWorkflowInput {
   cluster: ClusterRef;

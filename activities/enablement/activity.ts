@@ -13,7 +13,7 @@ import { type Condition } from '../../core/api';
 import { conditionSchema } from '../../core/api/primitives';
 import { RELEASE_METADATA_LABEL, releaseImagesFor, type ReleaseImages } from '../../core/enablement/release';
 import { validateAutoNode } from '../../core/hostedcluster';
-import { ClusterRefSchema, TaskQueuesSchema, provisionerWorkflowId, setCondition, type ConditionUpdate } from '../../core/lifecycle';
+import { ClusterRefSchema, TaskQueuesSchema, provisionerWorkflowId, setCondition, watchWorkflowId, type ConditionUpdate } from '../../core/lifecycle';
 import { type ClusterResolver } from '../cluster';
 import { kubeClientsFromKubeconfigString, type KubeClients } from '../kube/clients';
 import { isConflict, isNotFound } from '../kube/errors';
@@ -181,7 +181,7 @@ export function createEnablementActivities(deps: EnablementActivityDeps) {
       const taskQueues = TaskQueuesSchema.parse(raw.taskQueues);
       await deps.temporal.workflow.start('watchWorkflow', {
         taskQueue: taskQueues.control,
-        workflowId: `autonode/${cluster.name}/watch`,
+        workflowId: watchWorkflowId(cluster.name),
         workflowIdConflictPolicy: 'USE_EXISTING',
         args: [{ cluster, taskQueues }],
       });
@@ -254,7 +254,7 @@ export function createEnablementActivities(deps: EnablementActivityDeps) {
       const hc = HostedClusterRefSchema.parse(raw.hostedCluster);
       if (raw.cluster !== undefined) {
         const cluster = ClusterRefSchema.parse(raw.cluster);
-        await deps.temporal.workflow.getHandle(`autonode/${cluster.name}/watch`).terminate('autonode disabled for this cluster').catch(() => undefined);
+        await deps.temporal.workflow.getHandle(watchWorkflowId(cluster.name)).terminate('autonode disabled for this cluster').catch(() => undefined);
       }
       try {
         const admin = await guestAdmin(hc);

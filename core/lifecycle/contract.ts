@@ -116,6 +116,9 @@ export interface NodeClaimResult {
 
 export const nodeClaimWorkflowId = (cluster: string, name: string) => `autonode/${cluster}/nodeclaim/${name}`;
 export const provisionerWorkflowId = (cluster: string) => `autonode/${cluster}/provisioner`;
+export const watchWorkflowId = (cluster: string) => `autonode/${cluster}/watch`;
+/** one per HostedCluster: `autonode/<namespace>/<name>` */
+export const enablementWorkflowId = (hc: { namespace: string; name: string }) => `autonode/${hc.namespace}/${hc.name}`;
 
 /** Signals carry names only, never objects: the workflow re-reads what it needs. */
 export const signalNames = {

@@ -10,10 +10,9 @@ import { enableCluster } from '../../starter/commands/cluster';
 import { projectRoot } from '../paths';
 import { readFileSync } from 'node:fs';
 import { LOCAL_RELEASE_IMAGE, createLocalHostedCluster } from './hosted-cluster';
-import { provisionerWorkflowId, type ClusterRef } from '../../core/lifecycle';
+import { enablementWorkflowId, provisionerWorkflowId, watchWorkflowId, type ClusterRef } from '../../core/lifecycle';
 import { connectClient, connectWorker } from '../../workers/temporal-connection';
 import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
-import { watchWorkflowId } from '../../workflows/watch';
 import { bootstrapIdentitySource, launchedNodeShapes, clusterAccessOf, SimulatedKubeletFleet } from '../simkubelet';
 import { type StackInfo } from '../stack/types';
 import { join } from 'node:path';
@@ -140,7 +139,7 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
       await fleet.stop();
       // The stack stops with autonode: end the cluster's workflows rather than making the
       // workers' shutdown wait out their grace time (a real disable is `autonode disable`).
-      for (const id of [`autonode/${hc.namespace}/${hc.name}`, watchWorkflowId(cluster.name), provisionerWorkflowId(cluster.name)]) {
+      for (const id of [enablementWorkflowId(hc), watchWorkflowId(cluster.name), provisionerWorkflowId(cluster.name)]) {
         await client.workflow.getHandle(id).terminate('autonode dev stopping').catch(() => undefined);
       }
       for (const w of workers) w.shutdown();

@@ -11,7 +11,7 @@ import { HOSTED_CLUSTERS } from '../../activities/enablement/activity';
 import { kubeClientsFromConfig, type KubeClients } from '../../activities/kube/clients';
 import { apiStatus } from '../../activities/kube/errors';
 import { parseRoleArn } from '../../core/hostedcluster';
-import { defaultTaskQueues } from '../../core/lifecycle';
+import { defaultTaskQueues, enablementWorkflowId } from '../../core/lifecycle';
 import { connectClient } from '../../workers/temporal-connection';
 import type { EnablementStatus } from '../../workflows/enablement';
 
@@ -38,8 +38,6 @@ export function parseHostedClusterRef(text: string): { namespace: string; name: 
   return { namespace: m[1], name: m[3] };
 }
 
-const workflowIdOf = (hc: { namespace: string; name: string }) => `autonode/${hc.namespace}/${hc.name}`;
-
 async function readHostedCluster(management: KubeClients, hc: { namespace: string; name: string }): Promise<unknown> {
   try {
     return await management.customObjects.getNamespacedCustomObject({ ...HOSTED_CLUSTERS, namespace: hc.namespace, name: hc.name });
@@ -63,12 +61,12 @@ export async function enableCluster(deps: ClusterCommandDeps, ref: string, optio
   deps.io.stdout(`HostedCluster ${hc.namespace}/${hc.name}: spec.autoNode set (Karpenter, AWS, role ${options.roleArn})\n`);
   await deps.temporal.workflow.signalWithStart('enablementWorkflow', {
     taskQueue: defaultTaskQueues.control,
-    workflowId: workflowIdOf(hc),
+    workflowId: enablementWorkflowId(hc),
     args: [{ hostedCluster: hc }],
     signal: 'hostedClusterChanged',
     signalArgs: [],
   });
-  deps.io.stdout(`enablement workflow ${workflowIdOf(hc)} started (or signalled)\n`);
+  deps.io.stdout(`enablement workflow ${enablementWorkflowId(hc)} started (or signalled)\n`);
   if (!options.wait) return undefined;
   return waitFor(deps, hc, (s) => s.phase === 'Enabled' || s.phase === 'Invalid' || s.phase === 'Degraded');
 }
@@ -79,7 +77,7 @@ export async function disableCluster(deps: ClusterCommandDeps, ref: string, opti
   await readHostedCluster(deps.management, hc);
   await deps.management.customObjects.patchNamespacedCustomObject({ ...HOSTED_CLUSTERS, namespace: hc.namespace, name: hc.name, body: { spec: { autoNode: null } } }, mergePatch);
   deps.io.stdout(`HostedCluster ${hc.namespace}/${hc.name}: spec.autoNode removed\n`);
-  const handle = deps.temporal.workflow.getHandle(workflowIdOf(hc));
+  const handle = deps.temporal.workflow.getHandle(enablementWorkflowId(hc));
   try {
     await handle.signal('disable', { removeCrds: options.removeCrds ?? false });
   } catch (err) {
@@ -110,7 +108,7 @@ export async function disableCluster(deps: ClusterCommandDeps, ref: string, opti
 }
 
 async function waitFor(deps: ClusterCommandDeps, hc: { namespace: string; name: string }, done: (s: EnablementStatus) => boolean): Promise<EnablementStatus> {
-  const handle = deps.temporal.workflow.getHandle(workflowIdOf(hc));
+  const handle = deps.temporal.workflow.getHandle(enablementWorkflowId(hc));
   let last = '';
   const deadline = Date.now() + (deps.waitMs ?? 10 * 60_000);
   while (Date.now() < deadline) {
@@ -144,7 +142,7 @@ export async function clusterStatus(deps: ClusterCommandDeps, ref: string | unde
   }
   const rows: (EnablementStatus & { startedAt?: string })[] = [];
   for (const hc of refs) {
-    const handle = deps.temporal.workflow.getHandle(workflowIdOf(hc));
+    const handle = deps.temporal.workflow.getHandle(enablementWorkflowId(hc));
     try {
       const status = await handle.query<EnablementStatus>('status');
       const description = await handle.describe();

@@ -8,6 +8,7 @@ import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-n
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { HOSTED_CLUSTERS, adminKubeconfigSecret } from '../../activities/enablement/activity';
+import { watchWorkflowId } from '../../core/lifecycle';
 import { createAssumeRoleCredentialsFactory, createEc2ClientFactory, createEc2CloudProvider, createStsClientFactory, staticCredentialsProvider } from '../../activities/cloud';
 import { managementSecretResolver } from '../../activities/cluster';
 import { kubeClientsFromKubeconfigFile } from '../../activities/kube/clients';
@@ -238,7 +239,7 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
     expect(condition(after, 'AutoNodeEnabled')).toEqual(expect.objectContaining({ status: 'False', reason: 'Disabled' }));
     expect(after.status?.autoNode ?? null).toBeNull();
     await expect(management.core.readNamespacedSecret({ namespace: hc.namespace, name: `${hc.name}-autonode-kubeconfig` })).rejects.toThrow();
-    const watch = await t.client.workflow.getHandle(`autonode/${hc.infraID}/watch`).describe();
+    const watch = await t.client.workflow.getHandle(watchWorkflowId(hc.infraID)).describe();
     expect(watch.status.name).not.toBe('RUNNING');
   });
 });
