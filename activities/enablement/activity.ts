@@ -13,6 +13,7 @@ import { type Condition } from '../../core/api';
 import { conditionSchema } from '../../core/api/primitives';
 import { RELEASE_METADATA_LABEL, releaseImagesFor, type ReleaseImages } from '../../core/enablement/release';
 import { validateAutoNode } from '../../core/hostedcluster';
+import { parseQuantity, toMilliUnits } from '../../core/scheduling/quantity';
 import { ClusterRefSchema, TaskQueuesSchema, provisionerWorkflowId, setCondition, watchWorkflowId, type ConditionUpdate } from '../../core/lifecycle';
 import { type ClusterResolver } from '../cluster';
 import { kubeClientsFromKubeconfigString, type KubeClients } from '../kube/clients';
@@ -274,10 +275,10 @@ export function createEnablementActivities(deps: EnablementActivityDeps) {
 
 export type EnablementActivities = ReturnType<typeof createEnablementActivities>;
 
-/** "4" → 4, "3500m" → 3.5 */
-function cpuCores(quantity: string | undefined): number {
-  if (!quantity) return 0;
-  return quantity.endsWith('m') ? Number(quantity.slice(0, -1)) / 1000 : Number(quantity) || 0;
+/** "4" → 4, "3500m" → 3.5 (any Kubernetes quantity; unreadable counts as 0) */
+function cpuCores(text: string | undefined): number {
+  const parsed = text === undefined ? undefined : parseQuantity(text);
+  return parsed?.ok ? Number(toMilliUnits(parsed.quantity.nanos)) / 1000 : 0;
 }
 
 async function releaseImages(management: KubeClients, releaseImage: string, region: string): Promise<ReleaseImages> {
