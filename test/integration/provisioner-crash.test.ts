@@ -7,12 +7,12 @@
 // freeze it at a chosen moment — after the plan is recorded, or after the first claims
 // exist — and then kill the process.
 import { AppsV1Api } from '@kubernetes/client-node';
-import { defaultPayloadConverter } from '@temporalio/common';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeClaimWorkflowId, provisionerWorkflowId } from '../../core/lifecycle';
 import { BATCH_LABEL, type PlannedBatch } from '../../core/provisioning';
+import { recordedPlans as recordedPlansOf } from '../support/histories';
 import { watchWorkflowId } from '../../workflows/watch';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
 import { loadStackInfo } from '../support/stack';
@@ -134,23 +134,8 @@ describe('provisioner: a packing worker killed mid-batch (real process, real sta
     await exited;
   }
 
-  /** Each planBatch result recorded in the provisioner's history, with claims for this test's pool. */
-  async function recordedPlans(): Promise<PlannedBatch[]> {
-    const history = await lh.t.client.workflow.getHandle(provisionerWorkflowId(lh.h.cluster.name)).fetchHistory();
-    const activityOf = new Map<string, string>();
-    const plans: PlannedBatch[] = [];
-    for (const event of history.events ?? []) {
-      const scheduled = event.activityTaskScheduledEventAttributes;
-      if (scheduled) activityOf.set(String(event.eventId), scheduled.activityType?.name ?? '');
-      const done = event.activityTaskCompletedEventAttributes;
-      const payload = done?.result?.payloads?.[0];
-      if (done && payload && activityOf.get(String(done.scheduledEventId)) === 'planBatch') {
-        const plan = defaultPayloadConverter.fromPayload<PlannedBatch>(payload);
-        if (plan.claims.some((c) => c.pool === pool)) plans.push(plan);
-      }
-    }
-    return plans;
-  }
+  /** Each plan the provisioner recorded with claims for this test's pool. */
+  const recordedPlans = async () => (await recordedPlansOf(lh.t.client, provisionerWorkflowId(lh.h.cluster.name))).filter((p) => p.claims.some((c) => c.pool === pool));
 
   const claimsOfBatch = async (batchId: string) =>
     (await lh.claims.list()).filter((c) => c.metadata.labels?.[BATCH_LABEL] === batchId).map((c) => c.metadata.name).sort();

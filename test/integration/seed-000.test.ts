@@ -7,9 +7,7 @@ import { AppsV1Api, type V1Pod } from '@kubernetes/client-node';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { defaultPayloadConverter } from '@temporalio/common';
 import { parseManifests } from '../../core/api/manifests';
-import { type PlannedBatch } from '../../core/provisioning';
 import { provisionerWorkflowId } from '../../core/lifecycle';
 import { createClusterNetwork } from '../../dev/autonode/ec2-fixtures';
 import { ec2CatalogFor, runPlan } from '../../starter/commands/plan';
@@ -17,6 +15,7 @@ import { loadLinearSolver } from '../../activities/packing/highs';
 import { type ProvisionerStatus } from '../../workflows/provisioner';
 import { watchWorkflowId } from '../../workflows/watch';
 import { ZONES } from '../support/cloud';
+import { recordedPlans } from '../support/histories';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
 
 jest.setTimeout(600_000);
@@ -85,30 +84,6 @@ describe('seed 000 verbatim: 200 pending replicas become spot nodes (real stack)
       args: [{ cluster, taskQueues: lh.taskQueues, gcInterval: 'Never' }],
     });
   });
-  /** Each planBatch result with claims, as recorded in the provisioner's histories (every run, oldest first). */
-  async function recordedPlans(): Promise<PlannedBatch[]> {
-    const workflowId = provisionerWorkflowId(lh.h.cluster.name);
-    const runs: { runId: string; start: number }[] = [];
-    for await (const wf of lh.t.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push({ runId: wf.runId, start: wf.startTime.getTime() });
-    if (runs.length === 0) runs.push({ runId: '', start: 0 });
-    runs.sort((a, b) => a.start - b.start);
-    const plans: PlannedBatch[] = [];
-    for (const run of runs) {
-      const history = await lh.t.client.workflow.getHandle(workflowId, run.runId || undefined).fetchHistory();
-      const activityOf = new Map<string, string>();
-      for (const event of history.events ?? []) {
-        const scheduled = event.activityTaskScheduledEventAttributes;
-        if (scheduled) activityOf.set(String(event.eventId), scheduled.activityType?.name ?? '');
-        const payload = event.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
-        if (payload && activityOf.get(String(event.activityTaskCompletedEventAttributes?.scheduledEventId)) === 'planBatch') {
-          const planned = defaultPayloadConverter.fromPayload<PlannedBatch>(payload);
-          if (planned.claims.length > 0) plans.push(planned);
-        }
-      }
-    }
-    return plans;
-  }
-
   afterAll(async () => {
     if (lh) {
       await lh.guest.core.deleteNamespace({ name: namespace }).catch(() => undefined);
@@ -169,7 +144,7 @@ describe('seed 000 verbatim: 200 pending replicas become spot nodes (real stack)
     expect(plan.unschedulable).toEqual([]);
     expect(plan.nodeClaims.reduce((n, c) => n + c.pods.length, 0)).toBe(REPLICAS);
     // the provisioner's first batch (recorded in its history) is `autonode plan`'s plan …
-    const first = (await recordedPlans())[0];
+    const first = (await recordedPlans(lh.t.client, provisionerWorkflowId(lh.h.cluster.name)))[0];
     if (!first) {
       const history = await lh.t.client.workflow.getHandle(provisionerWorkflowId(lh.h.cluster.name)).fetchHistory();
       throw new Error(`no batch with claims in the provisioner history: ${JSON.stringify((history.events ?? []).map((e) => e.eventType))}`);
