@@ -20,6 +20,7 @@ import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
 import { type EnablementStatus } from '../../workflows/enablement';
 import { installCrds } from '../support/crds';
 import { eventually } from '../support/eventually';
+import { forceDeleteNodeClaims } from '../support/lifecycle';
 import { loadStackInfo } from '../support/stack';
 import { temporalHarness, workflowBundle, type TemporalHarness } from '../support/temporal';
 import { type Worker } from '@temporalio/worker';
@@ -55,12 +56,8 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
     await installCrds(stack.guest.kubeconfigPath);
     // The guest is this cluster's alone (as a hosted cluster is): claims other test files left
     // (their workflows gone) would hold the teardown forever.
-    const api = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' } as const;
-    const leftovers = (await guest.customObjects.listClusterCustomObject(api)) as { items: { metadata: { name: string } }[] };
-    for (const claim of leftovers.items) {
-      await guest.customObjects.patchClusterCustomObject({ ...api, name: claim.metadata.name, body: { metadata: { finalizers: null } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)).catch(() => undefined);
-      await guest.customObjects.deleteClusterCustomObject({ ...api, name: claim.metadata.name }).catch(() => undefined);
-    }
+    const leftovers = (await guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' })) as { items: { metadata: { name: string } }[] };
+    await forceDeleteNodeClaims(guest, leftovers.items.map((c) => c.metadata.name));
     await createClusterNetwork(ec2ClientFor({ name: hc.infraID, region: hc.region }), { clusterName: hc.infraID, zones: ['us-east-1a', 'us-east-1b', 'us-east-1c'], octet: 10 + Math.floor(Math.random() * 200) });
     await createLocalHostedCluster(management, readFileSync(stack.guest.kubeconfigPath, 'utf8'), hc);
     t = await temporalHarness();

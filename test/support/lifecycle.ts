@@ -186,13 +186,8 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
       }
       // …nor its NodeClaims: the next test file's watcher would adopt them (the guest is shared)
       // and keep launching for a class whose network it cannot see.
-      for (const claim of await claims.list()) {
-        const name = claim.metadata.name;
-        if (!ownClaims.has(name) && claim.spec.nodeClassRef.name !== nodeClassName) continue;
-        const ref = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims', name } as const;
-        await guest.customObjects.patchClusterCustomObject({ ...ref, body: { metadata: { finalizers: null } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)).catch(() => undefined);
-        await guest.customObjects.deleteClusterCustomObject(ref).catch(() => undefined);
-      }
+      const left = (await claims.list()).filter((c) => ownClaims.has(c.metadata.name) || c.spec.nodeClassRef.name === nodeClassName);
+      await forceDeleteNodeClaims(guest, left.map((c) => c.metadata.name));
       await fleet.stop();
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await Promise.all(running);
@@ -200,4 +195,13 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
       await h.close();
     },
   };
+}
+
+/** Deletes NodeClaims at once, finalizers stripped: for claims whose workflows are gone (tests only). */
+export async function forceDeleteNodeClaims(guest: KubeClients, names: readonly string[]): Promise<void> {
+  for (const name of names) {
+    const ref = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims', name } as const;
+    await guest.customObjects.patchClusterCustomObject({ ...ref, body: { metadata: { finalizers: null } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)).catch(() => undefined);
+    await guest.customObjects.deleteClusterCustomObject(ref).catch(() => undefined);
+  }
 }
