@@ -10,11 +10,12 @@ import { createAutonodeWorkers, runWorkers } from './workers';
  * Credentials come from the SDK's default chain (the worker's own role, IRSA, env) and
  * never from a workflow payload. Per-cluster role assumption plugs in here.
  */
+const envCredentials = () => (process.env.AWS_ACCESS_KEY_ID && process.env.AWS_SECRET_ACCESS_KEY ? { accessKeyId: process.env.AWS_ACCESS_KEY_ID, secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY } : undefined);
+
 const defaultCredentials: ClusterCredentialsProvider = () => {
-  const accessKeyId = process.env.AWS_ACCESS_KEY_ID;
-  const secretAccessKey = process.env.AWS_SECRET_ACCESS_KEY;
-  if (!accessKeyId || !secretAccessKey) throw new Error('no AWS credentials: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (moto accepts any)');
-  return { accessKeyId, secretAccessKey };
+  const keys = envCredentials();
+  if (!keys) throw new Error('no AWS credentials: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (moto accepts any)');
+  return keys;
 };
 
 export function clusterResolverFromConfig(config: WorkerConfig, credentialsFor: ClusterCredentialsProvider = defaultCredentials): ClusterResolver {
@@ -40,11 +41,10 @@ export function clusterResolverFromConfig(config: WorkerConfig, credentialsFor: 
  */
 export function credentialsFromConfig(config: WorkerConfig): ClusterCredentialsProvider {
   const stsEndpoint = config.AWS_ENDPOINT_URL_STS ?? config.AWS_ENDPOINT_URL_EC2;
-  const stsFor = createStsClientFactory({ ...(stsEndpoint ? { endpoint: stsEndpoint } : {}), endpointPolicy: endpointPolicyFromEnv(process.env), ...(envCredentials() ? { credentials: envCredentials() } : {}) });
+  const keys = envCredentials();
+  const stsFor = createStsClientFactory({ ...(stsEndpoint ? { endpoint: stsEndpoint } : {}), endpointPolicy: endpointPolicyFromEnv(process.env), ...(keys ? { credentials: keys } : {}) });
   return createAssumeRoleCredentialsFactory({ stsFor, withoutRole: defaultCredentials });
 }
-
-const envCredentials = () => (process.env.AWS_ACCESS_KEY_ID && process.env.AWS_SECRET_ACCESS_KEY ? { accessKeyId: process.env.AWS_ACCESS_KEY_ID, secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY } : undefined);
 
 /** The management cluster (HostedClusters): from AUTONODE_MANAGEMENT_KUBECONFIG, in-cluster, or none in the one-guest development mode. */
 export function managementFromConfig(config: WorkerConfig): KubeClients | undefined {
