@@ -163,7 +163,7 @@ export async function enablementWorkflow(input: EnablementWorkflowInput): Promis
   phase('Disabling');
   await report([{ type: 'AutoNodeProgressing', status: 'True', reason: 'Disabling', message: 'deleting every NodeClaim and waiting for their instances to terminate' }]);
   if (cluster) {
-    await setUp.stopProvisioning({ cluster });
+    await setUp.stopProvisioning({ cluster, taskQueues });
     const deadline = Date.now() + teardownMs;
     for (;;) {
       const left = await setUp.removeNodeClaims({ hostedCluster, cluster });

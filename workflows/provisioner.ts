@@ -29,6 +29,13 @@ export interface OfferingsUnavailableOptions {
  * optional so callers and histories of the one-argument signal keep its meaning.
  */
 export const offeringsUnavailableSignal = defineSignal<[OfferingRef[], OfferingsUnavailableOptions?]>('offeringsUnavailable');
+/**
+ * Teardown: plan nothing more, ever, and stay running — so the watcher's doorbell
+ * (signal-with-start) finds this workflow and cannot start a fresh provisioner. A batch
+ * whose plan is not yet recorded is dropped; one being created finishes first. The
+ * `status` query shows `stopped` once nothing more will be created.
+ */
+export const stopProvisioningSignal = defineSignal<[string]>('stop');
 
 export interface UnavailableOffering extends OfferingRef {
   /** epoch ms */
@@ -43,6 +50,8 @@ export interface ProvisionerStatus {
   batching: boolean;
   lastBatch?: BatchResult & { startedAt: string; durationMs: number };
   unavailableOfferings: { instanceType: string; zone: string; capacityType: string; until: string }[];
+  /** why this provisioner creates nothing more (set once it has parked) */
+  stopped?: string;
 }
 export const provisionerStatusQuery = defineQuery<ProvisionerStatus>('status');
 
@@ -60,7 +69,7 @@ export interface ProvisionerWorkflowInput {
   /** a packing worker silent this long is taken for dead and its batch step retried elsewhere */
   heartbeatTimeout?: string;
   /** carried across continue-as-new */
-  carried?: { unavailable: UnavailableOffering[]; batches: number; lastBatch?: ProvisionerStatus['lastBatch']; rang: boolean; openBatch?: string };
+  carried?: { unavailable: UnavailableOffering[]; batches: number; lastBatch?: ProvisionerStatus['lastBatch']; rang: boolean; openBatch?: string; stopped?: string };
 }
 
 // A killed packing worker is noticed by its missed heartbeats (the activities beat at least
@@ -97,8 +106,11 @@ export async function provisionerWorkflow(input: ProvisionerWorkflowInput): Prom
   let rang = input.carried?.rang ?? true; // a (re)started provisioner looks once
   let openBatch = input.carried?.openBatch;
   let batching = false;
+  let stopping = input.carried?.stopped;
+  let stopped: string | undefined;
 
   setHandler(podsPendingSignal, () => void (rang = true));
+  setHandler(stopProvisioningSignal, (reason) => void (stopping ??= reason));
   setHandler(offeringsUnavailableSignal, (offerings, options) => {
     const until = Date.now() + unavailableMs;
     for (const o of offerings) {
@@ -114,7 +126,20 @@ export async function provisionerWorkflow(input: ProvisionerWorkflowInput): Prom
     batching,
     ...(lastBatch ? { lastBatch } : {}),
     unavailableOfferings: unavailable.filter((u) => u.until > Date.now()).map((u) => ({ instanceType: u.instanceType, zone: u.zone, capacityType: u.capacityType, until: new Date(u.until).toISOString() })),
+    ...(stopped !== undefined ? { stopped } : {}),
   }));
+  /**
+   * Parks the workflow for good: it must stay running (see stopProvisioningSignal). Doorbells
+   * still arrive and grow the history, so a parked run continues as new, parked.
+   */
+  const park = async (reason: string): Promise<never> => {
+    stopped = reason;
+    batching = false;
+    upsertSearchAttributes([{ key: AutoNodePhase, value: 'Stopped' }]);
+    await condition(() => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 2_000);
+    await condition(allHandlersFinished);
+    return continueAsNew<typeof provisionerWorkflow>({ ...input, carried: { unavailable, batches, ...(lastBatch ? { lastBatch } : {}), rang: false, stopped: reason } });
+  };
   upsertSearchAttributes([
     { key: AutoNodeCluster, value: cluster.name },
     { key: AutoNodePhase, value: 'Provisioning' },
@@ -125,9 +150,11 @@ export async function provisionerWorkflow(input: ProvisionerWorkflowInput): Prom
       // Wait for the doorbell (or, while pods stayed pending, the resync timer).
       // Pods the last batch could not place wait for the next doorbell, not a timer: no retry storm.
       const stillPending = (lastBatch?.pending ?? 0) > (lastBatch?.unschedulable ?? 0);
+      if (stopping !== undefined) await park(stopping);
       if (!rang) {
-        if (stillPending) await condition(() => rang, resyncMs);
-        else await condition(() => rang);
+        if (stillPending) await condition(() => rang || stopping !== undefined, resyncMs);
+        else await condition(() => rang || stopping !== undefined);
+        if (stopping !== undefined) await park(stopping);
       }
       // Batch: close after `idle` without a new doorbell, or `max` after opening.
       batching = true;
@@ -136,11 +163,14 @@ export async function provisionerWorkflow(input: ProvisionerWorkflowInput): Prom
         rang = false;
         const left = opened + maxMs - Date.now();
         if (left <= 0) break;
-        if (!(await condition(() => rang, Math.min(idleMs, left)))) break;
+        if (!(await condition(() => rang || stopping !== undefined, Math.min(idleMs, left)))) break;
+        if (stopping !== undefined) await park(stopping);
       }
       batching = false;
       openBatch = uuid4();
     }
+    // a batch not planned yet (or resumed after a crash) is dropped when stopping
+    if (stopping !== undefined) await park(stopping);
     const now = Date.now();
     unavailable = unavailable.filter((u) => u.until > now);
     const startedAt = new Date(now).toISOString();
@@ -155,6 +185,7 @@ export async function provisionerWorkflow(input: ProvisionerWorkflowInput): Prom
       // The plan is recorded in history before anything is created: a worker killed while
       // creating is replaced by one that creates exactly these claims, by name.
       const planned = await planBatch(batch);
+      if (stopping !== undefined) await park(stopping);
       const made = planned.claims.length > 0 || planned.poolStatus.length > 0 ? await createClaims({ cluster, taskQueues, ...batchToCreate(planned) }) : { created: [], resumed: [], refused: [] };
       result = batchResult(planned, made);
     } else {
@@ -166,7 +197,7 @@ export async function provisionerWorkflow(input: ProvisionerWorkflowInput): Prom
     const info = workflowInfo();
     if (info.continueAsNewSuggested || info.historyLength > 2_000) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof provisionerWorkflow>({ ...input, carried: { unavailable, batches, ...(lastBatch ? { lastBatch } : {}), rang } });
+      await continueAsNew<typeof provisionerWorkflow>({ ...input, carried: { unavailable, batches, ...(lastBatch ? { lastBatch } : {}), rang, ...(stopping !== undefined ? { stopped: stopping } : {}) } });
     }
   }
 }

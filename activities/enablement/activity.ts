@@ -6,6 +6,8 @@
  * never returned: results carry names, counts and hashes.
  */
 import { createHash } from 'node:crypto';
+import { setTimeout as sleepMs } from 'node:timers/promises';
+import { Context } from '@temporalio/activity';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { type Client } from '@temporalio/client';
 import { z } from 'zod';
@@ -14,7 +16,7 @@ import { conditionSchema } from '../../core/api/primitives';
 import { RELEASE_METADATA_LABEL, releaseImagesFor, type ReleaseImages } from '../../core/enablement/release';
 import { validateAutoNode } from '../../core/hostedcluster';
 import { parseQuantity, toMilliUnits } from '../../core/scheduling/quantity';
-import { ClusterRefSchema, TaskQueuesSchema, provisionerWorkflowId, setCondition, watchWorkflowId, type ConditionUpdate } from '../../core/lifecycle';
+import { ClusterRefSchema, TaskQueuesSchema, defaultTaskQueues, provisionerWorkflowId, setCondition, watchWorkflowId, type ConditionUpdate } from '../../core/lifecycle';
 import { type ClusterResolver } from '../cluster';
 import { kubeClientsFromKubeconfigString, type KubeClients } from '../kube/clients';
 import { isConflict, isNotFound } from '../kube/errors';
@@ -213,13 +215,28 @@ export function createEnablementActivities(deps: EnablementActivityDeps) {
       return counts;
     },
 
-    /** Teardown, step 1: no new capacity (the provisioner holds nothing: it is ended). */
-    async stopProvisioning(raw: { cluster: unknown }): Promise<void> {
+    /**
+     * Teardown, step 1: no new capacity. The provisioner is told to stop and stays running,
+     * parked — terminating it would not do: the watcher's doorbell starts a provisioner
+     * whenever pods are pending, and pods are pending while their nodes drain. Returns once
+     * the provisioner says nothing more will be created.
+     */
+    async stopProvisioning(raw: { cluster: unknown; taskQueues?: unknown }): Promise<void> {
       const cluster = ClusterRefSchema.parse(raw.cluster);
-      await deps.temporal.workflow
-        .getHandle(provisionerWorkflowId(cluster.name))
-        .terminate('autonode is being disabled for this cluster')
-        .catch(() => undefined);
+      const taskQueues = TaskQueuesSchema.parse({ ...defaultTaskQueues, ...(raw.taskQueues ?? {}) });
+      const handle = await deps.temporal.workflow.signalWithStart('provisionerWorkflow', {
+        taskQueue: taskQueues.control,
+        workflowId: provisionerWorkflowId(cluster.name),
+        args: [{ cluster, taskQueues }],
+        signal: 'stop',
+        signalArgs: ['autonode is being disabled for this cluster'],
+      });
+      for (;;) {
+        const status = await handle.query<{ stopped?: string }>('status');
+        if (status.stopped !== undefined) return;
+        Context.current().heartbeat();
+        await sleepMs(250);
+      }
     },
 
     /**
@@ -255,7 +272,9 @@ export function createEnablementActivities(deps: EnablementActivityDeps) {
       const hc = HostedClusterRefSchema.parse(raw.hostedCluster);
       if (raw.cluster !== undefined) {
         const cluster = ClusterRefSchema.parse(raw.cluster);
+        // the watcher first: it is what rings (and would restart) the provisioner
         await deps.temporal.workflow.getHandle(watchWorkflowId(cluster.name)).terminate('autonode disabled for this cluster').catch(() => undefined);
+        await deps.temporal.workflow.getHandle(provisionerWorkflowId(cluster.name)).terminate('autonode disabled for this cluster').catch(() => undefined);
       }
       try {
         const admin = await guestAdmin(hc);

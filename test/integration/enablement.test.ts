@@ -8,7 +8,7 @@ import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-n
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { HOSTED_CLUSTERS, adminKubeconfigSecret } from '../../activities/enablement/activity';
-import { watchWorkflowId } from '../../core/lifecycle';
+import { provisionerWorkflowId, watchWorkflowId } from '../../core/lifecycle';
 import { createAssumeRoleCredentialsFactory, createEc2ClientFactory, createEc2CloudProvider, createStsClientFactory, staticCredentialsProvider } from '../../activities/cloud';
 import { managementSecretResolver } from '../../activities/cluster';
 import { kubeClientsFromKubeconfigFile } from '../../activities/kube/clients';
@@ -226,6 +226,7 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
     expect(out.join('')).toMatch(new RegExp(`${hc.namespace}/${hc.name}\\s+Enabled\\s+${hc.infraID}`));
 
     // disable: every claim drained and terminated, then autonode leaves
+    const disabling = new Date();
     const disabled = await disableCluster(deps, `${hc.namespace}/${hc.name}`, { wait: true });
     expect(disabled?.phase).toBe('Disabled');
     expect(await cloud.list()).toEqual([]);
@@ -238,5 +239,12 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
     await expect(management.core.readNamespacedSecret({ namespace: hc.namespace, name: `${hc.name}-autonode-kubeconfig` })).rejects.toThrow();
     const watch = await t.client.workflow.getHandle(watchWorkflowId(hc.infraID)).describe();
     expect(watch.status.name).not.toBe('RUNNING');
+    expect((await t.client.workflow.getHandle(provisionerWorkflowId(hc.infraID)).describe()).status.name).not.toBe('RUNNING');
+    // the pods went Pending again as their nodes drained: the teardown provisioned nothing for them
+    const startedSince: string[] = [];
+    for await (const w of t.client.workflow.list({ query: `WorkflowType = 'nodeClaimWorkflow' AND StartTime > '${disabling.toISOString()}'` })) {
+      if (w.workflowId.startsWith(`autonode/${hc.infraID}/`)) startedSince.push(w.workflowId);
+    }
+    expect(startedSince).toEqual([]);
   });
 });
