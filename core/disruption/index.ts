@@ -1,0 +1,3 @@
+export * from './budgets';
+export * from './candidates';
+export * from './price';
