@@ -1,3 +1,4 @@
 export * from './budgets';
 export * from './candidates';
 export * from './price';
+export * from './drift';
