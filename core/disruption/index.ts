@@ -2,3 +2,4 @@ export * from './budgets';
 export * from './candidates';
 export * from './price';
 export * from './drift';
+export * from './round';
