@@ -8,6 +8,7 @@ import { createWatchActivities } from '../activities/watch/activity';
 import { createProvisionerActivities } from '../activities/provisioner/activity';
 import { createGcActivities } from '../activities/gc/activity';
 import { createEnablementActivities } from '../activities/enablement/activity';
+import { createDisruptionActivities } from '../activities/disruption/activity';
 import { type KubeClients } from '../activities/kube/clients';
 import { defaultTaskQueues, type NodeClaimWorkflowInput, type TaskQueues } from '../core/lifecycle';
 import { type Client } from '@temporalio/client';
@@ -55,6 +56,7 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
       temporal: options.client,
       ...(options.nodeClaimDefaults ? { nodeClaimDefaults: options.nodeClaimDefaults } : {}),
     }),
+    ...createDisruptionActivities({ resolve: options.resolve }),
     ...(options.management ? createEnablementActivities({ management: options.management, resolve: options.resolve, temporal: options.client }) : {}),
   };
   const cloudQueueActivities = { ...cloudActivities, ...legacy.cloud, ...createGcActivities({ resolve: options.resolve }) };
