@@ -149,6 +149,7 @@ const CommandSchema = z.object({
   method: z.enum(['emptiness', 'drift', 'consolidation']),
   reason: z.enum(['Empty', 'Drifted', 'Underutilized']),
   candidates: z.array(z.object({ nodeClaim: z.string(), node: z.string(), nodePool: z.string() })),
+  replace: z.boolean().default(false),
   summary: z.string(),
 });
 

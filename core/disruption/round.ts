@@ -1,6 +1,6 @@
 import { type Budget } from '../api/disruption';
 import { budgetBlock, disruptionsLeft, type DisruptionReason, type PoolNodeCounts } from './budgets';
-import { candidateVerdict, disruptionCost, type CandidateNode, type CandidatePool, type DisruptionMethod } from './candidates';
+import { candidateVerdict, disruptionCost, driftOrder, type CandidateNode, type CandidatePool, type DisruptionMethod } from './candidates';
 
 // One disruption round over a snapshot of the cluster (karpenter.md §1.5 "Loop"): the
 // methods in Karpenter's order, the first that yields a command wins. Pure: the activity
@@ -27,6 +27,8 @@ export interface DisruptionCommand {
   method: DisruptionMethod;
   reason: DisruptionReason;
   candidates: CommandCandidate[];
+  /** the candidates run pods that must move: new capacity is planned and launched first */
+  replace: boolean;
   /** what the command is for, in words (Events, status) */
   summary: string;
 }
@@ -72,14 +74,35 @@ export function emptinessCommand(input: RoundInput, result: RoundResult): Disrup
     }
   }
   if (chosen.length === 0) return undefined;
-  return { method: 'emptiness', reason: 'Empty', candidates: chosen, summary: `${chosen.length} empty node(s)` };
+  return { method: 'emptiness', reason: 'Empty', candidates: chosen, replace: false, summary: `${chosen.length} empty node(s)` };
 }
 
-/** One round: the first method that yields a command wins. (Drift and consolidation follow emptiness here as they land.) */
+/**
+ * Drift (disruption/drift.go): one drifted node per round — empty ones first, then the
+ * oldest drift — within its NodePool's budget for `Drifted`. Pods on it pass by
+ * do-not-disrupt and PDBs here (eventual disruption): the drain still honours PDBs.
+ */
+export function driftCommand(input: RoundInput, result: RoundResult): DisruptionCommand | undefined {
+  const drifted = input.nodes.filter((n) => n.drifted !== undefined && candidateVerdict(n, input.pools.get(n.nodePool ?? ''), 'drift', input.now).ok);
+  result.considered.drift = drifted.length;
+  for (const n of driftOrder(drifted)) {
+    const pool = input.pools.get(n.nodePool!)!;
+    const blocked = budgetBlock(pool.budgets, 'Drifted', pool.counts, new Date(input.now));
+    if (blocked !== undefined) {
+      result.blocked.push({ nodeClaim: n.nodeClaim, method: 'drift', reason: blocked });
+      continue;
+    }
+    const replace = n.pods.some((p) => p.reschedulable);
+    return { method: 'drift', reason: 'Drifted', candidates: [{ nodeClaim: n.nodeClaim, node: n.node!, nodePool: n.nodePool! }], replace, summary: `drifted (${n.drifted!.reason})${replace ? '' : ', empty'}` };
+  }
+  return undefined;
+}
+
+/** One round: the first method that yields a command wins — emptiness, then drift (consolidation follows as it lands). */
 export function disruptionRound(input: RoundInput): RoundResult {
   const result: RoundResult = { considered: {}, blocked: [] };
-  const empty = emptinessCommand(input, result);
-  if (empty) result.command = empty;
+  const command = emptinessCommand(input, result) ?? driftCommand(input, result);
+  if (command) result.command = command;
   return result;
 }
 
@@ -89,15 +112,26 @@ export function disruptionRound(input: RoundInput): RoundResult {
  * all still valid is abandoned (Karpenter re-plans rather than run a stale command).
  */
 export function stillValid(command: DisruptionCommand, fresh: RoundInput): { ok: true } | { ok: false; reason: string } {
-  const result: RoundResult = { considered: {}, blocked: [] };
-  const again = command.method === 'emptiness' ? emptinessCommand(fresh, result) : undefined;
-  const names = new Set(again?.candidates.map((c) => c.nodeClaim) ?? []);
-  const lost = command.candidates.filter((c) => !names.has(c.nodeClaim));
-  if (lost.length === 0) return { ok: true };
-  const why = lost.map((c) => {
-    const n = fresh.nodes.find((x) => x.nodeClaim === c.nodeClaim);
-    const verdict = n ? candidateVerdict(n, fresh.pools.get(c.nodePool), command.method, fresh.now) : { ok: false as const, reason: 'it is gone' };
-    return `${c.nodeClaim}: ${verdict.ok ? 'over the budget now' : verdict.reason}`;
-  });
-  return { ok: false, reason: why.join('; ') };
+  const why: string[] = [];
+  if (command.method === 'emptiness') {
+    const again = emptinessCommand(fresh, { considered: {}, blocked: [] });
+    const names = new Set(again?.candidates.map((c) => c.nodeClaim) ?? []);
+    for (const c of command.candidates.filter((c) => !names.has(c.nodeClaim))) why.push(`${c.nodeClaim}: ${reasonNow(c, command.method, fresh) ?? 'over the budget now'}`);
+  } else {
+    for (const c of command.candidates) {
+      const reason = reasonNow(c, command.method, fresh);
+      const pool = fresh.pools.get(c.nodePool);
+      const budget = pool ? budgetBlock(pool.budgets, command.reason, pool.counts, new Date(fresh.now)) : undefined;
+      if (reason !== undefined || budget !== undefined) why.push(`${c.nodeClaim}: ${reason ?? budget}`);
+    }
+  }
+  return why.length === 0 ? { ok: true } : { ok: false, reason: why.join('; ') };
+}
+
+/** Why a command's candidate is no longer one, or undefined while it is. */
+function reasonNow(c: CommandCandidate, method: DisruptionMethod, fresh: RoundInput): string | undefined {
+  const n = fresh.nodes.find((x) => x.nodeClaim === c.nodeClaim);
+  if (!n) return 'it is gone';
+  const verdict = candidateVerdict(n, fresh.pools.get(c.nodePool), method, fresh.now);
+  return verdict.ok ? undefined : verdict.reason;
 }

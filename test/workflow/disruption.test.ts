@@ -11,7 +11,7 @@ import { startTimeSkipping, type TimeSkippingHarness } from './support';
 
 jest.setTimeout(120_000);
 
-const command: DisruptionCommand = { method: 'emptiness', reason: 'Empty', candidates: [{ nodeClaim: 'a', node: 'node-a', nodePool: 'p' }], summary: '1 empty node(s)' };
+const command: DisruptionCommand = { method: 'emptiness', reason: 'Empty', candidates: [{ nodeClaim: 'a', node: 'node-a', nodePool: 'p' }], replace: false, summary: '1 empty node(s)' };
 
 let h: TimeSkippingHarness;
 let worker: Worker;

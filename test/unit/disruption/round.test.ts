@@ -32,7 +32,7 @@ it('no empty node, no command', () => {
 
 it('every empty node within budget goes in one command', () => {
   const r = disruptionRound(input([emptyNode('a'), busy('b'), emptyNode('c')], [pool([{ nodes: '5' }])]));
-  expect(r.command).toEqual({ method: 'emptiness', reason: 'Empty', candidates: [{ nodeClaim: 'a', node: 'node-a', nodePool: 'default' }, { nodeClaim: 'c', node: 'node-c', nodePool: 'default' }], summary: '2 empty node(s)' });
+  expect(r.command).toEqual({ method: 'emptiness', reason: 'Empty', candidates: [{ nodeClaim: 'a', node: 'node-a', nodePool: 'default' }, { nodeClaim: 'c', node: 'node-c', nodePool: 'default' }], replace: false, summary: '2 empty node(s)' });
 });
 
 it('the budget caps each pool; the rest are blocked with the reason', () => {
@@ -84,5 +84,35 @@ describe('validation after the delay', () => {
   it('fails when a candidate is gone', () => {
     const command = disruptionRound(input([emptyNode('a')])).command!;
     expect(stillValid(command, input([]))).toEqual({ ok: false, reason: 'a: it is gone' });
+  });
+});
+
+describe('drift', () => {
+  const drifted = (name: string, since: number, o: Partial<CandidateNode> = {}): CandidateNode => ({ ...busy(name), drifted: { reason: 'AMIDrift', since }, ...o });
+  it('one drifted node per round: empty ones first, then the oldest', () => {
+    const r = disruptionRound(input([drifted('old', 1), drifted('older', 0), drifted('empty', 5, { pods: [], consolidatableAt: now + 60_000 })]));
+    expect(r.command).toEqual({ method: 'drift', reason: 'Drifted', candidates: [{ nodeClaim: 'empty', node: 'node-empty', nodePool: 'default' }], replace: false, summary: 'drifted (AMIDrift), empty' });
+    const next = disruptionRound(input([drifted('old', 1), drifted('older', 0)]));
+    expect(next.command).toEqual(expect.objectContaining({ candidates: [expect.objectContaining({ nodeClaim: 'older' })], replace: true }));
+  });
+  it('emptiness goes before drift', () => {
+    expect(disruptionRound(input([drifted('d', 0), emptyNode('e')])).command?.method).toBe('emptiness');
+  });
+  it('passes do-not-disrupt pods and PDBs by (eventual), but not a do-not-disrupt node', () => {
+    const pinned = drifted('p', 0, { pods: [{ namespace: 'app', name: 'db', doNotDisrupt: true, reschedulable: true, blockingPdb: 'PodDisruptionBudget app/db' }] });
+    expect(disruptionRound(input([pinned])).command?.candidates[0]?.nodeClaim).toBe('p');
+    expect(disruptionRound(input([drifted('n', 0, { doNotDisrupt: true })])).command).toBeUndefined();
+  });
+  it('a budget for Drifted holds drift and says so; one for Empty does not', () => {
+    const r = disruptionRound(input([drifted('d', 0)], [pool([{ nodes: '0', reasons: ['Drifted'] }])]));
+    expect(r.command).toBeUndefined();
+    expect(r.blocked).toEqual([{ nodeClaim: 'd', method: 'drift', reason: 'budget allows 0 Drifted disruptions now' }]);
+    expect(disruptionRound(input([drifted('d', 0)], [pool([{ nodes: '0', reasons: ['Empty'] }])])).command?.method).toBe('drift');
+  });
+  it('validation: still drifted and within budget, else why not', () => {
+    const command = disruptionRound(input([drifted('d', 0)])).command!;
+    expect(stillValid(command, input([drifted('d', 0)]))).toEqual({ ok: true });
+    expect(stillValid(command, input([busy('d')]))).toEqual({ ok: false, reason: 'd: it has not drifted' });
+    expect(stillValid(command, input([drifted('d', 0)], [pool([{ nodes: '1' }], 10, 1)]))).toEqual({ ok: false, reason: 'd: budget allows 1 Drifted disruption(s) and 1 node(s) are already disrupting' });
   });
 });
