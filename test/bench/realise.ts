@@ -6,12 +6,14 @@
 //
 //   npm run bench:realise                                   every scenario, 300 pods
 //   npm run bench:realise -- --pods 1000 --scenario karpenter-exact
-//   npm run bench:realise -- --modes nodes-first,pods-first,nominated
+//   npm run bench:realise -- --modes nodes-first,pods-first,nominated,renominated
 //
 // Modes (test/support/realise.ts): `nodes-first` — the nodes are Ready before the pods
 // arrive; `pods-first` — the product's order, pods Pending first, nodes' gates lifted one
 // by one; `nominated` — the same, each node's planned pods nominated to it before its
-// gate is lifted (what autonode does at registration).
+// gate is lifted (what autonode does at registration); `renominated` — and nominated again
+// while kube-scheduler keeps clearing nominations of pods still Pending; `nominated-early` —
+// every pod nominated before the first gate lifts.
 import { loadLinearSolver } from '../../activities/packing/highs';
 import { kubeClientsFromKubeconfigFile } from '../../activities/kube/clients';
 import { solve, type PackingInput } from '../../core/packing';
@@ -31,7 +33,19 @@ const modes: Record<string, RealiseOptions> = {
   'nodes-first': { placement: 'free', arrival: 'nodes-first' },
   'pods-first': { placement: 'free', arrival: 'pods-first' },
   nominated: { placement: 'free', arrival: 'pods-first', nominate: true },
+  'nominated-early': { placement: 'free', arrival: 'pods-first', nominate: true, nominateAt: 'before-gates' },
+  renominated: { placement: 'free', arrival: 'pods-first', nominate: true, renominateRounds: 6 },
 };
+
+/** Pod keys counted by their name without the trailing index (the generators name pods by kind). */
+function byKind(keys: readonly string[]): string {
+  const counts: Record<string, number> = {};
+  for (const key of keys) {
+    const kind = (key.split('/')[1] ?? key).replace(/-\d+$/, '');
+    counts[kind] = (counts[kind] ?? 0) + 1;
+  }
+  return JSON.stringify(counts);
+}
 
 function flag(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -52,7 +66,7 @@ async function main(): Promise<void> {
   try {
     const kube = kubeClientsFromKubeconfigFile(stack.info.guest.kubeconfigPath);
     const linearSolver = await loadLinearSolver();
-    console.log(['scenario', 'pods', 'planner', 'nodes', '$/h', 'mode', 'Pending', 'topology', 'elsewhere', 'nominated at end', 'reasons', 's'].join(' | '));
+    console.log(['scenario', 'pods', 'planner', 'nodes', '$/h', 'mode', 'Pending', 'topology', 'elsewhere', 'nominated at end', 'reasons', 'Pending by kind', 'lost nomination by kind', 's'].join(' | '));
     for (const name of names) {
       const input = (scenarios[name] ?? karpenterExact)(size);
       const plans: [string, PlannedNode[], number][] = [];
@@ -68,7 +82,7 @@ async function main(): Promise<void> {
       for (const [planner, nodes, price] of plans) {
         for (const mode of modeNames) {
           const r = await realise(kube, input, nodes, { ...modes[mode], timeoutMs: 600_000 });
-          console.log([name, r.pods, planner, r.nodes, price.toFixed(2), mode, r.pending.length, r.pendingForTopology.length, r.elsewhere, r.nominatedAtEnd, JSON.stringify(r.reasons), r.seconds.toFixed(0)].join(' | '));
+          console.log([name, r.pods, planner, r.nodes, price.toFixed(2), mode, r.pending.length, r.pendingForTopology.length, r.elsewhere, r.nominatedAtEnd, JSON.stringify(r.reasons), byKind(r.pending.map((p) => p.pod)), byKind(r.withoutNomination), r.seconds.toFixed(0)].join(' | '));
         }
       }
     }

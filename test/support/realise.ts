@@ -88,6 +88,8 @@ export interface Realisation {
   readonly elsewhere: number;
   /** Pods still carrying a nominatedNodeName at the end (kube-scheduler clears one on a failed attempt). */
   readonly nominatedAtEnd: number;
+  /** With `nominate`: the pods whose nomination kube-scheduler had cleared by the end. */
+  readonly withoutNomination: readonly string[];
   readonly seconds: number;
 }
 
@@ -119,6 +121,18 @@ export interface RealiseOptions {
    * node's gate is lifted (pods-first only), as autonode does at registration.
    */
   readonly nominate?: boolean;
+  /**
+   * With `nominate`: `each-gate` nominates a node's pods just before its gate lifts (at
+   * registration); `before-gates` nominates every pod before the first gate lifts (as soon
+   * as each instance launched and its node name is known).
+   */
+  readonly nominateAt?: 'each-gate' | 'before-gates';
+  /**
+   * With `nominate`: once every gate is lifted, nominate again every planned pod still
+   * Pending whose nomination kube-scheduler cleared (it clears one on each failed attempt),
+   * this many rounds `quietMs` apart.
+   */
+  readonly renominateRounds?: number;
   /** Stop once no pod changed state for this long (all pods bound or Unschedulable). */
   readonly quietMs?: number;
   readonly timeoutMs?: number;
@@ -138,6 +152,7 @@ export async function realise(kube: KubeClients, input: PackingInput, planned: r
   const nodeName = new Map(planned.map((node, i) => [node.claim, `${run}-${String(i).padStart(4, '0')}`]));
   const plannedOn = new Map(planned.flatMap((node) => node.pods.map((pod) => [pod, nodeName.get(node.claim) ?? ''])));
   const pods = input.pods.filter((pod) => plannedOn.has(`${pod.namespace}/${pod.name}`));
+  const original = new Map([...namespaces].map(([from, to]) => [to, from]));
   let result: Realisation;
   try {
     for (const name of namespaces.values()) await kube.core.createNamespace({ body: { metadata: { name, labels: { [REALISE_LABEL]: run } } } });
@@ -159,23 +174,36 @@ export async function realise(kube: KubeClients, input: PackingInput, planned: r
         const all = await listPods(kube, [...namespaces.values()]);
         return all.length === pods.length && all.every(unschedulable);
       }, 120_000);
+      const nominateNode = (node: PlannedNode) => inBatches(node.pods, 16, async (key) => {
+        const [namespace = '', podName = ''] = key.split('/');
+        await kube.core.patchNamespacedPodStatus({ name: podName, namespace: namespaces.get(namespace) ?? '', body: { status: { nominatedNodeName: nodeName.get(node.claim) ?? '' } } }, mergePatch);
+      });
+      const early = options.nominate === true && options.nominateAt === 'before-gates';
+      if (early) for (const node of planned) await nominateNode(node);
       for (const node of planned) {
         const name = nodeName.get(node.claim) ?? '';
-        if (options.nominate === true) {
-          await inBatches(node.pods, 16, async (key) => {
-            const [namespace = '', podName = ''] = key.split('/');
-            await kube.core.patchNamespacedPodStatus({ name: podName, namespace: namespaces.get(namespace) ?? '', body: { status: { nominatedNodeName: name } } }, mergePatch);
-          });
-        }
+        if (options.nominate === true && !early) await nominateNode(node);
         const current = await kube.core.readNode({ name });
         await kube.core.patchNode({ name, body: { spec: { taints: (current.spec?.taints ?? []).filter((t) => t.key !== GATE_TAINT) } } }, mergePatch);
       }
+      for (let round = 0; options.nominate === true && round < (options.renominateRounds ?? 0); round++) {
+        await new Promise((resolve) => setTimeout(resolve, options.quietMs ?? 5_000));
+        const lost = (await listPods(kube, [...namespaces.values()])).filter((pod) => pod.spec?.nodeName === undefined && (pod.status?.nominatedNodeName ?? '') === '');
+        for (const pod of lost) {
+          const key = `${original.get(pod.metadata?.namespace ?? '') ?? '?'}/${pod.metadata?.name ?? '?'}`;
+          const target = plannedOn.get(key);
+          if (target === undefined) continue;
+          await kube.core.patchNamespacedPodStatus({ name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', body: { status: { nominatedNodeName: target } } }, mergePatch);
+        }
+      }
     }
     const final = await quiescent(kube, [...namespaces.values()], pods.length, options);
-    const nominatedAtEnd = final.filter((pod) => pod.status?.nominatedNodeName !== undefined && pod.status.nominatedNodeName !== '').length;
+    const nominatedAtEnd = final.filter((pod) => (pod.status?.nominatedNodeName ?? '') !== '').length;
+    const withoutNomination = options.nominate === true
+      ? final.filter((pod) => (pod.status?.nominatedNodeName ?? '') === '').map((pod) => `${original.get(pod.metadata?.namespace ?? '') ?? '?'}/${pod.metadata?.name ?? '?'}`).sort()
+      : [];
     const pending: PendingReport[] = [];
     let elsewhere = 0;
-    const original = new Map([...namespaces].map(([from, to]) => [to, from]));
     for (const pod of final) {
       const key = `${original.get(pod.metadata?.namespace ?? '') ?? '?'}/${pod.metadata?.name ?? '?'}`;
       if (pod.spec?.nodeName !== undefined) {
@@ -189,7 +217,7 @@ export async function realise(kube: KubeClients, input: PackingInput, planned: r
     result = {
       nodes: planned.length, pods: pods.length, bound: pods.length - pending.length, pending,
       pendingForTopology: pending.filter((p) => Object.keys(countReasons([p])).some(isTopologyReason)),
-      reasons: countReasons(pending), elsewhere, nominatedAtEnd, seconds: (Date.now() - started) / 1000,
+      reasons: countReasons(pending), elsewhere, nominatedAtEnd, withoutNomination, seconds: (Date.now() - started) / 1000,
     };
   } catch (err) {
     await cleanUp(kube, run, [...namespaces.values()]).catch((cleanupError: unknown) => {
