@@ -33,6 +33,7 @@ const modes: Record<string, RealiseOptions> = {
   'nodes-first': { placement: 'free', arrival: 'nodes-first' },
   'pods-first': { placement: 'free', arrival: 'pods-first' },
   nominated: { placement: 'free', arrival: 'pods-first', nominate: true },
+  'nominated-but-zone-spread': { placement: 'free', arrival: 'pods-first', nominate: true, nominateZoneSpread: false },
   'nominated-early': { placement: 'free', arrival: 'pods-first', nominate: true, nominateAt: 'before-gates' },
   renominated: { placement: 'free', arrival: 'pods-first', nominate: true, renominateRounds: 6 },
 };

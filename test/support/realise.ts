@@ -128,6 +128,12 @@ export interface RealiseOptions {
    */
   readonly nominateAt?: 'each-gate' | 'before-gates';
   /**
+   * With `nominate`: leave pods that own a DoNotSchedule spread on a key other than hostname
+   * un-nominated. kube-scheduler counts a node's other nominees in that node's zone only,
+   * so such a pod can refuse its own nominated node early in the arrival and lose the nomination.
+   */
+  readonly nominateZoneSpread?: boolean;
+  /**
    * With `nominate`: once every gate is lifted, nominate again every planned pod still
    * Pending whose nomination kube-scheduler cleared (it clears one on each failed attempt),
    * this many rounds `quietMs` apart.
@@ -173,8 +179,11 @@ export async function realise(kube: KubeClients, input: PackingInput, planned: r
       await eventually(`${pods.length} pods Unschedulable behind the gate taints`, async () => {
         const all = await listPods(kube, [...namespaces.values()]);
         return all.length === pods.length && all.every(unschedulable);
-      }, 120_000);
-      const nominateNode = (node: PlannedNode) => inBatches(node.pods, 16, async (key) => {
+      }, options.timeoutMs ?? 180_000);
+      const byKey = new Map(pods.map((pod) => [`${pod.namespace}/${pod.name}`, pod]));
+      const ownsZoneSpread = (key: string) => (byKey.get(key)?.topologySpread ?? []).some((c) => c.whenUnsatisfiable === 'DoNotSchedule' && c.topologyKey !== 'kubernetes.io/hostname');
+      const nominees = (node: PlannedNode) => (options.nominateZoneSpread === false ? node.pods.filter((key) => !ownsZoneSpread(key)) : node.pods);
+      const nominateNode = (node: PlannedNode) => inBatches(nominees(node), 16, async (key) => {
         const [namespace = '', podName = ''] = key.split('/');
         await kube.core.patchNamespacedPodStatus({ name: podName, namespace: namespaces.get(namespace) ?? '', body: { status: { nominatedNodeName: nodeName.get(node.claim) ?? '' } } }, mergePatch);
       });
