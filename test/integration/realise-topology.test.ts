@@ -5,8 +5,10 @@
 // Asserted: when kube-scheduler follows the plan (placement `planned`), no pod is left
 // Pending — every spread and pod (anti-)affinity rule the plan believed satisfied holds in
 // the order the pods arrive. Printed, not asserted: the same with kube-scheduler free to use
-// any of the plan's nodes (placement `free`), and both figures for the Karpenter-loop
-// baseline. Free placement also fails for resources: kube-scheduler's LeastAllocated scoring
+// any of the plan's nodes (placement `free`), both figures for the Karpenter-loop
+// baseline, and free placement in the product's order with each pod's
+// status.nominatedNodeName set to its planned node (docs/NOTES.md, issue 14 finding 2).
+// Free placement also fails for resources: kube-scheduler's LeastAllocated scoring
 // spreads early pods over every node, so a cost-tight plan's late pods find no node with room.
 import { loadLinearSolver } from '../../activities/packing/highs';
 import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activities/kube/clients';
@@ -48,6 +50,9 @@ describe('plans kube-scheduler can realise, pods arriving in input order (real k
     const baselinePlanned = await realise(kube, input, nodesOfBaseline(baseline, input), { placement: 'planned' });
     const free = await realise(kube, input, nodesOfPlan(plan), { placement: 'free' });
     const baselineFree = await realise(kube, input, nodesOfBaseline(baseline, input), { placement: 'free' });
+    // The product's order: pods Pending first, each node's planned pods nominated to it just
+    // before its last gate lifts (what autonode would do at registration; not wired yet).
+    const nominated = await realise(kube, input, nodesOfPlan(plan), { placement: 'free', arrival: 'pods-first', nominate: true });
     console.log([
       name,
       `autonode $${plan.totalPrice.toFixed(2)}/h, Karpenter loop $${baseline.totalPrice.toFixed(2)}/h`,
@@ -55,6 +60,7 @@ describe('plans kube-scheduler can realise, pods arriving in input order (real k
       summary('Karpenter loop, as planned (not asserted)', baselinePlanned),
       summary('autonode, free placement (not asserted)', free),
       summary('Karpenter loop, free placement (not asserted)', baselineFree),
+      summary('autonode, free placement, pods first, nominated at each node\'s gate (not asserted)', nominated),
     ].join('\n'));
 
     expect(planned.pods).toBe(input.pods.length);

@@ -16,7 +16,7 @@
 // spread domains); pods live in namespaces unique to the run, so selectors count only
 // them. The plan's own pods never carry either, so neither changes what the plan meant.
 // Only new nodes are modelled: no existing nodes, in-flight claims or DaemonSets.
-import type { V1Affinity, V1Node, V1Pod, V1PodAffinityTerm } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type V1Affinity, type V1Node, type V1Pod, type V1PodAffinityTerm } from '@kubernetes/client-node';
 import { randomUUID } from 'node:crypto';
 import type { KubeClients } from '../../activities/kube/clients';
 import type { BaselinePlan } from '../../core/packing/baseline/karpenter-loop';
@@ -86,6 +86,10 @@ export interface Realisation {
   readonly reasons: Readonly<Record<string, number>>;
   /** Bound pods whose node is not the one the plan chose (the scheduler is free to). */
   readonly elsewhere: number;
+  /** Pods still carrying a nominatedNodeName at the end (kube-scheduler clears one on a failed attempt). */
+  readonly nominatedAtEnd: number;
+  /** With `nominate`: the pods whose nomination kube-scheduler had cleared by the end. */
+  readonly withoutNomination: readonly string[];
   readonly seconds: number;
 }
 
@@ -99,8 +103,42 @@ export interface Realisation {
  */
 export type Placement = 'free' | 'planned';
 
+/**
+ * How the pods meet the nodes.
+ * - `nodes-first`: the nodes exist and are Ready before the first pod arrives.
+ * - `pods-first`: the product's order. The pods arrive first and go Pending; the nodes
+ *   come up behind a gate taint no pod tolerates (standing in for `karpenter.sh/unregistered`,
+ *   the last gate autonode lifts itself), then the gates are lifted node by node in plan
+ *   order — each node's planned pods nominated to it first when `nominate` is set.
+ */
+export type Arrival = 'nodes-first' | 'pods-first';
+
 export interface RealiseOptions {
   readonly placement?: Placement;
+  readonly arrival?: Arrival;
+  /**
+   * Set each planned pod's `status.nominatedNodeName` to its planned node before that
+   * node's gate is lifted (pods-first only), as autonode does at registration.
+   */
+  readonly nominate?: boolean;
+  /**
+   * With `nominate`: `each-gate` nominates a node's pods just before its gate lifts (at
+   * registration); `before-gates` nominates every pod before the first gate lifts (as soon
+   * as each instance launched and its node name is known).
+   */
+  readonly nominateAt?: 'each-gate' | 'before-gates';
+  /**
+   * With `nominate`: leave pods that own a DoNotSchedule spread on a key other than hostname
+   * un-nominated. kube-scheduler counts a node's other nominees in that node's zone only,
+   * so such a pod can refuse its own nominated node early in the arrival and lose the nomination.
+   */
+  readonly nominateZoneSpread?: boolean;
+  /**
+   * With `nominate`: once every gate is lifted, nominate again every planned pod still
+   * Pending whose nomination kube-scheduler cleared (it clears one on each failed attempt),
+   * this many rounds `quietMs` apart.
+   */
+  readonly renominateRounds?: number;
   /** Stop once no pod changed state for this long (all pods bound or Unschedulable). */
   readonly quietMs?: number;
   readonly timeoutMs?: number;
@@ -120,11 +158,14 @@ export async function realise(kube: KubeClients, input: PackingInput, planned: r
   const nodeName = new Map(planned.map((node, i) => [node.claim, `${run}-${String(i).padStart(4, '0')}`]));
   const plannedOn = new Map(planned.flatMap((node) => node.pods.map((pod) => [pod, nodeName.get(node.claim) ?? ''])));
   const pods = input.pods.filter((pod) => plannedOn.has(`${pod.namespace}/${pod.name}`));
+  const original = new Map([...namespaces].map(([from, to]) => [to, from]));
   let result: Realisation;
   try {
     for (const name of namespaces.values()) await kube.core.createNamespace({ body: { metadata: { name, labels: { [REALISE_LABEL]: run } } } });
     const placement = options.placement ?? 'free';
-    await inBatches(planned, 8, (node) => kube.core.createNode({ body: nodeObject(node, { name: nodeName.get(node.claim) ?? '', run, placement }) }));
+    const gated = (options.arrival ?? 'nodes-first') === 'pods-first';
+    if (options.nominate === true && !gated) throw new Error('realise: `nominate` needs arrival `pods-first` (a nomination is set on a Pending pod)');
+    await inBatches(planned, 8, (node) => kube.core.createNode({ body: nodeObject(node, { name: nodeName.get(node.claim) ?? '', run, placement, gated }) }));
     await eventually(`${planned.length} realisability nodes Ready and untainted`, async () => {
       const nodes = await kube.core.listNode({ labelSelector: `${REALISE_LABEL}=${run}` });
       return nodes.items.length === planned.length && nodes.items.every(ready);
@@ -134,10 +175,44 @@ export async function realise(kube: KubeClients, input: PackingInput, planned: r
       const only = placement === 'planned' ? plannedOn.get(`${pod.namespace}/${pod.name}`) : undefined;
       await kube.core.createNamespacedPod({ namespace: namespaces.get(pod.namespace) ?? '', body: podObject(pod, { run, namespaces, only }) });
     }
+    if (gated) {
+      await eventually(`${pods.length} pods Unschedulable behind the gate taints`, async () => {
+        const all = await listPods(kube, [...namespaces.values()]);
+        return all.length === pods.length && all.every(unschedulable);
+      }, options.timeoutMs ?? 180_000);
+      const byKey = new Map(pods.map((pod) => [`${pod.namespace}/${pod.name}`, pod]));
+      const ownsZoneSpread = (key: string) => (byKey.get(key)?.topologySpread ?? []).some((c) => c.whenUnsatisfiable === 'DoNotSchedule' && c.topologyKey !== 'kubernetes.io/hostname');
+      const nominees = (node: PlannedNode) => (options.nominateZoneSpread === false ? node.pods.filter((key) => !ownsZoneSpread(key)) : node.pods);
+      const nominateNode = (node: PlannedNode) => inBatches(nominees(node), 16, async (key) => {
+        const [namespace = '', podName = ''] = key.split('/');
+        await kube.core.patchNamespacedPodStatus({ name: podName, namespace: namespaces.get(namespace) ?? '', body: { status: { nominatedNodeName: nodeName.get(node.claim) ?? '' } } }, mergePatch);
+      });
+      const early = options.nominate === true && options.nominateAt === 'before-gates';
+      if (early) for (const node of planned) await nominateNode(node);
+      for (const node of planned) {
+        const name = nodeName.get(node.claim) ?? '';
+        if (options.nominate === true && !early) await nominateNode(node);
+        const current = await kube.core.readNode({ name });
+        await kube.core.patchNode({ name, body: { spec: { taints: (current.spec?.taints ?? []).filter((t) => t.key !== GATE_TAINT) } } }, mergePatch);
+      }
+      for (let round = 0; options.nominate === true && round < (options.renominateRounds ?? 0); round++) {
+        await new Promise((resolve) => setTimeout(resolve, options.quietMs ?? 5_000));
+        const lost = (await listPods(kube, [...namespaces.values()])).filter((pod) => pod.spec?.nodeName === undefined && (pod.status?.nominatedNodeName ?? '') === '');
+        for (const pod of lost) {
+          const key = `${original.get(pod.metadata?.namespace ?? '') ?? '?'}/${pod.metadata?.name ?? '?'}`;
+          const target = plannedOn.get(key);
+          if (target === undefined) continue;
+          await kube.core.patchNamespacedPodStatus({ name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', body: { status: { nominatedNodeName: target } } }, mergePatch);
+        }
+      }
+    }
     const final = await quiescent(kube, [...namespaces.values()], pods.length, options);
+    const nominatedAtEnd = final.filter((pod) => (pod.status?.nominatedNodeName ?? '') !== '').length;
+    const withoutNomination = options.nominate === true
+      ? final.filter((pod) => (pod.status?.nominatedNodeName ?? '') === '').map((pod) => `${original.get(pod.metadata?.namespace ?? '') ?? '?'}/${pod.metadata?.name ?? '?'}`).sort()
+      : [];
     const pending: PendingReport[] = [];
     let elsewhere = 0;
-    const original = new Map([...namespaces].map(([from, to]) => [to, from]));
     for (const pod of final) {
       const key = `${original.get(pod.metadata?.namespace ?? '') ?? '?'}/${pod.metadata?.name ?? '?'}`;
       if (pod.spec?.nodeName !== undefined) {
@@ -151,7 +226,7 @@ export async function realise(kube: KubeClients, input: PackingInput, planned: r
     result = {
       nodes: planned.length, pods: pods.length, bound: pods.length - pending.length, pending,
       pendingForTopology: pending.filter((p) => Object.keys(countReasons([p])).some(isTopologyReason)),
-      reasons: countReasons(pending), elsewhere, seconds: (Date.now() - started) / 1000,
+      reasons: countReasons(pending), elsewhere, nominatedAtEnd, withoutNomination, seconds: (Date.now() - started) / 1000,
     };
   } catch (err) {
     await cleanUp(kube, run, [...namespaces.values()]).catch((cleanupError: unknown) => {
@@ -169,10 +244,15 @@ export function isTopologyReason(reason: string): boolean {
 }
 
 const PLANNED_TAINT = 'autonode.test/planned-for';
+const GATE_TAINT = 'autonode.test/gate';
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-function nodeObject(node: PlannedNode, context: { name: string; run: string; placement: Placement }): V1Node {
-  const { name, run, placement } = context;
-  const own = placement === 'planned' ? [{ key: PLANNED_TAINT, value: name, effect: 'NoSchedule' }] : [];
+function nodeObject(node: PlannedNode, context: { name: string; run: string; placement: Placement; gated: boolean }): V1Node {
+  const { name, run, placement, gated } = context;
+  const own = [
+    ...(placement === 'planned' ? [{ key: PLANNED_TAINT, value: name, effect: 'NoSchedule' }] : []),
+    ...(gated ? [{ key: GATE_TAINT, value: run, effect: 'NoSchedule' }] : []),
+  ];
   return {
     metadata: {
       name,
@@ -241,6 +321,14 @@ function podObject(pod: PendingPod, context: { run: string; namespaces: Readonly
   };
 }
 
+async function listPods(kube: KubeClients, namespaces: readonly string[]): Promise<V1Pod[]> {
+  return (await Promise.all(namespaces.map((namespace) => kube.core.listNamespacedPod({ namespace })))).flatMap((list) => list.items);
+}
+
+function unschedulable(pod: V1Pod): boolean {
+  return pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable') === true;
+}
+
 /** Every pod bound or Unschedulable, and nothing changed for `quietMs`. */
 async function quiescent(kube: KubeClients, namespaces: readonly string[], expected: number, options: RealiseOptions): Promise<V1Pod[]> {
   const quietMs = options.quietMs ?? 5_000;
@@ -248,9 +336,8 @@ async function quiescent(kube: KubeClients, namespaces: readonly string[], expec
   let last = '';
   let since = Date.now();
   for (;;) {
-    const pods = (await Promise.all(namespaces.map((namespace) => kube.core.listNamespacedPod({ namespace })))).flatMap((list) => list.items);
-    const settled = pods.length === expected && pods.every((pod) => pod.spec?.nodeName !== undefined
-      || pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable') === true);
+    const pods = await listPods(kube, namespaces);
+    const settled = pods.length === expected && pods.every((pod) => pod.spec?.nodeName !== undefined || unschedulable(pod));
     const state = pods.map((pod) => `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}=${pod.spec?.nodeName ?? '-'}`).sort().join(',');
     if (state !== last || !settled) {
       last = state;

@@ -1,0 +1,98 @@
+// `npm run bench:realise`: how many of a plan's pods the real kube-scheduler leaves Pending
+// when it is free to place them (issue 14 finding 2, issue 12 test 8), for autonode's plan
+// and the Karpenter-loop baseline, on every scenario with topology rules. Starts its own
+// local stack (kube-apiserver, controller-manager, kube-scheduler, kwok) and prints one
+// row per (scenario, planner, arrival): Pending pods and kube-scheduler's reasons.
+//
+//   npm run bench:realise                                   every scenario, 300 pods
+//   npm run bench:realise -- --pods 1000 --scenario karpenter-exact
+//   npm run bench:realise -- --modes nodes-first,pods-first,nominated,renominated
+//
+// Modes (test/support/realise.ts): `nodes-first` — the nodes are Ready before the pods
+// arrive; `pods-first` — the product's order, pods Pending first, nodes' gates lifted one
+// by one; `nominated` — the same, each node's planned pods nominated to it before its
+// gate is lifted (what autonode does at registration); `renominated` — and nominated again
+// while kube-scheduler keeps clearing nominations of pods still Pending; `nominated-early` —
+// every pod nominated before the first gate lifts.
+import { loadLinearSolver } from '../../activities/packing/highs';
+import { kubeClientsFromKubeconfigFile } from '../../activities/kube/clients';
+import { solve, type PackingInput } from '../../core/packing';
+import { karpenterLoop } from '../../core/packing/baseline/karpenter-loop';
+import { startStack } from '../../dev/stack/launcher';
+import { nodesOfBaseline, nodesOfPlan, realise, type PlannedNode, type RealiseOptions } from '../support/realise';
+import { karpenterMix, topologyHeavy } from './generators';
+import { karpenterExact } from './karpenter-exact';
+
+const scenarios: Record<string, (pods: number) => PackingInput> = {
+  'karpenter-exact': (n) => karpenterExact(n),
+  'karpenter-mix': (n) => karpenterMix(n),
+  'topology-heavy': (n) => topologyHeavy(n),
+};
+
+const modes: Record<string, RealiseOptions> = {
+  'nodes-first': { placement: 'free', arrival: 'nodes-first' },
+  'pods-first': { placement: 'free', arrival: 'pods-first' },
+  nominated: { placement: 'free', arrival: 'pods-first', nominate: true },
+  'nominated-but-zone-spread': { placement: 'free', arrival: 'pods-first', nominate: true, nominateZoneSpread: false },
+  'nominated-early': { placement: 'free', arrival: 'pods-first', nominate: true, nominateAt: 'before-gates' },
+  renominated: { placement: 'free', arrival: 'pods-first', nominate: true, renominateRounds: 6 },
+};
+
+/** Pod keys counted by their name without the trailing index (the generators name pods by kind). */
+function byKind(keys: readonly string[]): string {
+  const counts: Record<string, number> = {};
+  for (const key of keys) {
+    const kind = (key.split('/')[1] ?? key).replace(/-\d+$/, '');
+    counts[kind] = (counts[kind] ?? 0) + 1;
+  }
+  return JSON.stringify(counts);
+}
+
+function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i < 0 ? undefined : process.argv[i + 1];
+}
+
+async function main(): Promise<void> {
+  const size = Number(flag('--pods') ?? '300');
+  if (!Number.isInteger(size) || size < 10) throw new Error(`--pods must be an integer ≥ 10, got ${flag('--pods') ?? ''}`);
+  const only = flag('--scenario');
+  const names = Object.keys(scenarios).filter((n) => only === undefined || n === only);
+  if (names.length === 0) throw new Error(`--scenario: unknown ${only ?? ''}; known: ${Object.keys(scenarios).join(', ')}`);
+  const modeNames = (flag('--modes') ?? Object.keys(modes).join(',')).split(',');
+  for (const m of modeNames) if (modes[m] === undefined) throw new Error(`--modes: unknown ${m}; known: ${Object.keys(modes).join(', ')}`);
+  const planners = (flag('--planners') ?? 'autonode,karpenter-loop').split(',');
+
+  const stack = await startStack({ log: () => undefined });
+  try {
+    const kube = kubeClientsFromKubeconfigFile(stack.info.guest.kubeconfigPath);
+    const linearSolver = await loadLinearSolver();
+    console.log(['scenario', 'pods', 'planner', 'nodes', '$/h', 'mode', 'Pending', 'topology', 'elsewhere', 'nominated at end', 'reasons', 'Pending by kind', 'lost nomination by kind', 's'].join(' | '));
+    for (const name of names) {
+      const input = (scenarios[name] ?? karpenterExact)(size);
+      const plans: [string, PlannedNode[], number][] = [];
+      if (planners.includes('autonode')) {
+        const plan = solve(input, { linearSolver });
+        if (plan.unschedulable.length > 0) throw new Error(`${name}: autonode left ${plan.unschedulable.length} pods unschedulable`);
+        plans.push(['autonode', nodesOfPlan(plan), plan.totalPrice]);
+      }
+      if (planners.includes('karpenter-loop')) {
+        const baseline = karpenterLoop(input);
+        plans.push(['karpenter-loop', nodesOfBaseline(baseline, input), baseline.totalPrice]);
+      }
+      for (const [planner, nodes, price] of plans) {
+        for (const mode of modeNames) {
+          const r = await realise(kube, input, nodes, { ...modes[mode], timeoutMs: 600_000 });
+          console.log([name, r.pods, planner, r.nodes, price.toFixed(2), mode, r.pending.length, r.pendingForTopology.length, r.elsewhere, r.nominatedAtEnd, JSON.stringify(r.reasons), byKind(r.pending.map((p) => p.pod)), byKind(r.withoutNomination), r.seconds.toFixed(0)].join(' | '));
+        }
+      }
+    }
+  } finally {
+    await stack.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
