@@ -8,9 +8,12 @@ import {
   setHandler,
   sleep,
   upsertSearchAttributes,
+  uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { DisruptionActivities, PodEventMemory } from '../activities/disruption/activity';
+import type { ProvisionerActivities } from '../activities/provisioner/activity';
+import { batchToCreate } from '../core/provisioning/batch';
 import type { Blocked, DisruptionCommand } from '../core/disruption';
 import { ClusterRefSchema, TaskQueuesSchema, defaultTaskQueues, durationToMs, type ClusterRef, type TaskQueues } from '../core/lifecycle';
 import { AutoNodeCluster, AutoNodePhase } from './search-attributes';
@@ -21,7 +24,7 @@ export interface DisruptionStatus {
   /** managed nodes the last round saw, and how many each method could take */
   lastRound?: { at: string; nodes: number; considered: Record<string, number> };
   /** the command being carried out, and its step */
-  inFlight?: { command: DisruptionCommand; step: 'validating' | 'tainting' | 'deleting' | 'waiting for the nodes to go'; since: string };
+  inFlight?: { command: DisruptionCommand; step: 'planning replacements' | 'validating' | 'tainting' | 'launching replacements' | 'deleting' | 'waiting for the nodes to go'; since: string; replacements?: string[] };
   /** the last command finished or given up */
   lastCommand?: { command: DisruptionCommand; outcome: 'done' | 'abandoned'; why?: string; at: string };
   /** nodes a method would take but for a rule the admin controls, and that rule */
@@ -42,10 +45,21 @@ export interface DisruptionWorkflowInput {
   validationDelay?: string;
   /** how long a command waits for its nodes to go before the next round goes on without it */
   commandTimeout?: string;
+  /** how long replacements may take to initialize before the command is given up (launch + registration) */
+  replacementTimeout?: string;
   /** the provisioner's batch max, for the nomination window */
   batchMax?: string;
   carried?: { memory: PodEventMemory; rounds: number; commands: number; lastCommand?: DisruptionStatus['lastCommand'] };
 }
+
+// the replacement plan is a packing batch: the packing queue, heartbeats while solving
+const packingActivities = (queue: string) =>
+  proxyActivities<ProvisionerActivities>({
+    taskQueue: queue,
+    startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: '20 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
+  });
 
 const activities = (queue: string) =>
   proxyActivities<DisruptionActivities>({
@@ -67,6 +81,8 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
   const cluster = ClusterRefSchema.parse(input.cluster);
   const taskQueues = TaskQueuesSchema.parse({ ...defaultTaskQueues, ...input.taskQueues });
   const act = activities(taskQueues.control);
+  const packing = packingActivities(taskQueues.packing);
+  const replacementTimeoutMs = durationToMs(input.replacementTimeout ?? '20m') ?? 1_200_000;
   const pollMs = durationToMs(input.pollInterval ?? '10s') ?? 10_000;
   const validationMs = durationToMs(input.validationDelay ?? '15s') ?? 15_000;
   const commandTimeoutMs = durationToMs(input.commandTimeout ?? '10m') ?? 600_000;
@@ -82,6 +98,59 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     { key: AutoNodePhase, value: 'Disrupting' },
   ]);
   const stamp = () => new Date().toISOString();
+  const step = (command: DisruptionCommand, name: NonNullable<DisruptionStatus['inFlight']>['step'], replacements?: string[]) =>
+    void (status.inFlight = { command, step: name, since: stamp(), ...(replacements ? { replacements } : {}) });
+  const done = (command: DisruptionCommand, outcome: 'done' | 'abandoned', why?: string) =>
+    void (status.lastCommand = { command, outcome, ...(why !== undefined ? { why } : {}), at: stamp() });
+
+  /**
+   * Karpenter's command queue: plan the replacements (when pods must move), wait the
+   * validation delay and decide again, taint, launch the replacements and wait until they
+   * are Initialized, and only then delete the candidates. A replacement that fails gives
+   * the command up: the taints go, the candidates stay.
+   */
+  async function carryOut(command: DisruptionCommand): Promise<void> {
+    let replacements: string[] = [];
+    let planned: Awaited<ReturnType<typeof packing.planReplacements>> | undefined;
+    if (command.replace) {
+      step(command, 'planning replacements');
+      planned = await packing.planReplacements({ cluster, taskQueues, batchId: uuid4(), nodes: command.candidates.map((c) => c.node), unavailable: [] });
+      if (planned.unschedulable > 0) return done(command, 'abandoned', `${planned.unschedulable} pod(s) would fit nowhere without the node(s)`);
+      replacements = planned.claims.map((c) => c.name);
+    }
+    step(command, 'validating', replacements);
+    await sleep(validationMs);
+    const valid = await act.validateCommand({ cluster, command, memory, batchMaxMs });
+    if (!valid.ok) return done(command, 'abandoned', valid.reason);
+    step(command, 'tainting', replacements);
+    await act.startCommand({ cluster, command });
+    if (planned && replacements.length > 0) {
+      step(command, 'launching replacements', replacements);
+      await packing.createClaims({ cluster, taskQueues, ...batchToCreate(planned) });
+      const deadline = Date.now() + replacementTimeoutMs;
+      for (;;) {
+        const state = await act.replacementsState({ cluster, names: replacements });
+        if (state.gone.length > 0 || Date.now() > deadline) {
+          const why = state.gone.length > 0 ? `replacement(s) ${state.gone.join(', ')} failed` : `replacements not initialized after ${input.replacementTimeout ?? '20m'}`;
+          await act.abandonCommand({ cluster, command, why });
+          return done(command, 'abandoned', why);
+        }
+        if (state.initialized.length === replacements.length) break;
+        await sleep('2 seconds');
+      }
+    }
+    step(command, 'deleting', replacements);
+    await act.deleteCandidates({ cluster, command });
+    step(command, 'waiting for the nodes to go', replacements);
+    const deadline = Date.now() + commandTimeoutMs;
+    let left = await act.commandNodesLeft({ cluster, command });
+    while (left.length > 0 && Date.now() < deadline) {
+      await sleep('2 seconds');
+      left = await act.commandNodesLeft({ cluster, command });
+    }
+    status.commands++;
+    done(command, 'done', left.length > 0 ? `still draining after ${input.commandTimeout ?? '10m'}: ${left.join(', ')}` : undefined);
+  }
 
   for (;;) {
     const round = await act.planRound({ cluster, memory, batchMaxMs });
@@ -91,27 +160,11 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     status.blocked = round.blocked;
     const command = round.command;
     if (command) {
-      status.inFlight = { command, step: 'validating', since: stamp() };
-      await sleep(validationMs);
-      const valid = await act.validateCommand({ cluster, command, memory, batchMaxMs });
-      if (!valid.ok) {
-        status.lastCommand = { command, outcome: 'abandoned', why: valid.reason, at: stamp() };
-      } else {
-        status.inFlight = { command, step: 'tainting', since: stamp() };
-        await act.startCommand({ cluster, command });
-        status.inFlight = { command, step: 'deleting', since: stamp() };
-        await act.deleteCandidates({ cluster, command });
-        status.inFlight = { command, step: 'waiting for the nodes to go', since: stamp() };
-        const deadline = Date.now() + commandTimeoutMs;
-        let left = await act.commandNodesLeft({ cluster, command });
-        while (left.length > 0 && Date.now() < deadline) {
-          await sleep('2 seconds');
-          left = await act.commandNodesLeft({ cluster, command });
-        }
-        status.commands++;
-        status.lastCommand = { command, outcome: 'done', ...(left.length > 0 ? { why: `still draining after ${input.commandTimeout ?? '10m'}: ${left.join(', ')}` } : {}), at: stamp() };
-      }
+      await carryOut(command);
       delete status.inFlight;
+      // a command given up waits for the next poll: the same plan at once would fail the same way
+      if (status.lastCommand?.outcome === 'abandoned') await condition(() => now, pollMs);
+      now = false;
     } else {
       now = false;
       await condition(() => now, pollMs);

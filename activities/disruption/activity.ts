@@ -5,6 +5,7 @@ import { type NodePool } from '../../core/api/nodepool';
 import { StoredNodeClaimSchema, type StoredNodeClaim } from '../../core/api/nodeclaim';
 import {
   DO_NOT_DISRUPT,
+  driftOf,
   consolidatableAt,
   disruptionRound,
   nominationWindowMs,
@@ -17,12 +18,14 @@ import {
   type RoundPool,
 } from '../../core/disruption';
 import { ClusterRefSchema, type ClusterRef } from '../../core/lifecycle';
-import { fnv1a64 } from '../../core/provisioning/nodeclaims';
+import { NODEPOOL_HASH_VERSION, fnv1a64, nodePoolHash } from '../../core/provisioning/nodeclaims';
+import { requirements, type Requirements } from '../../core/scheduling/requirements';
+import { NodeClaimStore } from '../kube/nodeclaims';
 import { type LabelSelector } from '../../core/packing/input';
 import { selectorMatches } from '../../core/packing/selectors';
 import { type ClusterResolver } from '../cluster';
 import { type KubeClients } from '../kube/clients';
-import { isNotFound } from '../kube/errors';
+import { isConflict, isNotFound } from '../kube/errors';
 import { createEventRecorder } from '../kube/events';
 import { NodeStore } from '../kube/nodes';
 
@@ -77,15 +80,33 @@ function candidatePod(pod: V1Pod, pdbs: readonly V1PodDisruptionBudget[]): Candi
 }
 
 /** The cluster as the disruption round sees it, and the pod-event memory brought up to date. */
-export async function readRound(guest: KubeClients, now: Date, memory: PodEventMemory, batchMaxMs: number): Promise<{ input: RoundInput; memory: PodEventMemory; nodes: number }> {
+/** A claim whose Drifted condition must say something new: drifted (and why), or no longer. */
+interface DriftSeen {
+  claim: StoredNodeClaim;
+  drift?: { reason: string; message: string };
+  /** the condition already says this */
+  known: boolean;
+}
+
+const ClassStatusSchema = z.object({ metadata: z.object({ name: z.string() }), status: z.object({ amis: z.array(z.object({ id: z.string() })).optional() }).optional() });
+
+export async function readRound(guest: KubeClients, now: Date, memory: PodEventMemory, batchMaxMs: number): Promise<{ input: RoundInput; memory: PodEventMemory; nodes: number; drifts: DriftSeen[] }> {
   const policy = guest.config.makeApiClient(PolicyV1Api);
-  const [claimsRaw, nodes, pods, pdbs, poolsRaw] = await Promise.all([
+  const [claimsRaw, nodes, pods, pdbs, poolsRaw, classesRaw] = await Promise.all([
     guest.customObjects.listClusterCustomObject(nodeClaimsApi),
     guest.core.listNode(),
     guest.core.listPodForAllNamespaces(),
     policy.listPodDisruptionBudgetForAllNamespaces(),
     guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools' }),
+    guest.customObjects.listClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' }),
   ]);
+  // what each node class resolves to now (its status, written when it is resolved)
+  const amisOf = new Map(
+    ListSchema.parse(classesRaw).items.flatMap((raw) => {
+      const c = ClassStatusSchema.safeParse(raw);
+      return c.success ? [[c.data.metadata.name, (c.data.status?.amis ?? []).map((a) => a.id)] as const] : [];
+    }),
+  );
   const claims = ListSchema.parse(claimsRaw).items.map((c) => StoredNodeClaimSchema.parse(c));
   const nodeByName = new Map(nodes.items.map((n) => [n.metadata?.name ?? '', n]));
   const podsByNode = new Map<string, V1Pod[]>();
@@ -94,15 +115,24 @@ export async function readRound(guest: KubeClients, now: Date, memory: PodEventM
     if (node) podsByNode.set(node, [...(podsByNode.get(node) ?? []), pod]);
   }
   const pools = new Map<string, RoundPool>();
+  const templates = new Map<string, { hash: string; hashVersion: string; requirements: Requirements }>();
   for (const raw of ListSchema.parse(poolsRaw).items) {
     const normalised = normaliseDocument(raw);
     const pool = normalised.status === 'ok' ? normalised.objects.find((o): o is NodePool => o.kind === 'NodePool') : undefined;
     const name = pool?.metadata.name;
     if (!pool || !name) continue;
     pools.set(name, { name, disruption: pool.spec.disruption, budgets: pool.spec.disruption.budgets, counts: { nodes: 0, disrupting: 0 } });
+    let reqs: Requirements = {};
+    try {
+      reqs = requirements(...pool.spec.template.spec.requirements);
+    } catch {
+      // a requirement the API server took but autonode cannot read: judged by the hash alone
+    }
+    templates.set(name, { hash: nodePoolHash(pool), hashVersion: NODEPOOL_HASH_VERSION, requirements: reqs });
   }
   const t = now.getTime();
   const nextMemory: PodEventMemory = {};
+  const drifts: DriftSeen[] = [];
   const candidates: CandidateNode[] = [];
   for (const claim of claims) {
     const name = claim.metadata.name;
@@ -118,6 +148,19 @@ export async function readRound(guest: KubeClients, now: Date, memory: PodEventM
       if (deleting || !ready) pool.counts.disrupting++;
     }
     const onNode = nodeName ? (podsByNode.get(nodeName) ?? []) : [];
+    const template = poolName ? templates.get(poolName) : undefined;
+    const amis = amisOf.get(claim.spec.nodeClassRef.name);
+    const drift = template
+      ? driftOf({
+          claim: { annotations: claim.metadata.annotations ?? {}, labels: claim.metadata.labels ?? {}, ...(claim.status?.imageID ? { imageId: claim.status.imageID } : {}) },
+          pool: template,
+          ...(amis ? { nodeClass: { amis, subnets: [], securityGroups: [] } } : {}),
+        })
+      : undefined;
+    const driftedCondition = claim.status?.conditions?.find((c) => c.type === 'Drifted');
+    if (drift) drifts.push({ claim, drift, known: driftedCondition?.status === 'True' && driftedCondition.reason === drift.reason });
+    else if (driftedCondition?.status === 'True') drifts.push({ claim, known: false });
+    const driftedSince = driftedCondition?.status === 'True' && driftedCondition.lastTransitionTime ? Date.parse(String(driftedCondition.lastTransitionTime)) : t;
     // the pod set as a hash: the memory rides in the workflow's history every round
     const podsKey = fnv1a64(onNode.filter((p) => p.metadata?.deletionTimestamp === undefined).map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`).sort().join(',')).toString(36);
     const seen = memory[name];
@@ -139,10 +182,11 @@ export async function readRound(guest: KubeClients, now: Date, memory: PodEventM
         const at = pool ? consolidatableAt({ ...(initializedAt !== undefined ? { initializedAt } : {}), lastPodEventAt: nextMemory[name]!.at, consolidateAfter: pool.disruption.consolidateAfter }) : undefined;
         return at !== undefined ? { consolidatableAt: at } : {};
       })(),
+      ...(drift ? { drifted: { reason: drift.reason, since: driftedSince } } : {}),
       pods: onNode.map((p) => candidatePod(p, pdbs.items)),
     });
   }
-  return { input: { now: t, nodes: candidates, pools }, memory: nextMemory, nodes: candidates.length };
+  return { input: { now: t, nodes: candidates, pools }, memory: nextMemory, nodes: candidates.length, drifts };
 }
 
 const CommandSchema = z.object({
@@ -166,6 +210,15 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
     async planRound(raw: PlanRoundInput): Promise<PlanRoundResult> {
       const guest = await forCluster(raw.cluster);
       const read = await readRound(guest, now(), raw.memory ?? {}, raw.batchMaxMs ?? 10_000);
+      // Drifted=True with the reason on each drifted claim (kubectl shows it), False when it no longer is
+      const store = new NodeClaimStore(guest);
+      for (const d of read.drifts.filter((x) => !x.known)) {
+        const condition = d.drift ? { type: 'Drifted', status: 'True' as const, reason: d.drift.reason, message: d.drift.message } : { type: 'Drifted', status: 'False' as const, reason: 'NotDrifted', message: '' };
+        await store.patchStatus(d.claim, { conditions: [condition] }, now().toISOString()).catch((err: unknown) => {
+          // changed meanwhile (409) or gone: the next round writes it
+          if (!isNotFound(err) && !isConflict(err)) throw err;
+        });
+      }
       const round = disruptionRound(read.input);
       // an admin who set do-not-disrupt, a PDB or a budget hears why the node stays
       const event = createEventRecorder(guest.core);
@@ -204,6 +257,38 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
         await guest.customObjects.deleteClusterCustomObject({ ...nodeClaimsApi, name: c.nodeClaim }).catch((err: unknown) => {
           if (!isNotFound(err)) throw err;
         });
+      }
+    },
+
+    /** Of the replacement NodeClaims, which are Initialized and which are gone (an ICE, a launch or registration that failed). */
+    async replacementsState(raw: { cluster: ClusterRef; names: string[] }): Promise<{ initialized: string[]; gone: string[] }> {
+      const guest = await forCluster(raw.cluster);
+      const store = new NodeClaimStore(guest);
+      const out = { initialized: [] as string[], gone: [] as string[] };
+      for (const name of z.array(z.string()).parse(raw.names)) {
+        const claim = await store.get(name);
+        if (!claim || claim.metadata.deletionTimestamp !== undefined) out.gone.push(name);
+        else if (conditionTrue(claim, 'Initialized')) out.initialized.push(name);
+      }
+      return out;
+    },
+
+    /** A command given up after its nodes were tainted: the taints go, the nodes take pods again. */
+    async abandonCommand(raw: { cluster: ClusterRef; command: DisruptionCommand; why: string }): Promise<void> {
+      const guest = await forCluster(raw.cluster);
+      const command = CommandSchema.parse(raw.command);
+      const event = createEventRecorder(guest.core);
+      for (const c of command.candidates) {
+        try {
+          const node = await guest.core.readNode({ name: c.node });
+          const taints = node.spec?.taints ?? [];
+          if (taints.some((t) => t.key === DISRUPTED_TAINT.key)) {
+            await guest.core.replaceNode({ name: c.node, body: { ...node, spec: { ...node.spec, taints: taints.filter((t) => t.key !== DISRUPTED_TAINT.key) } } });
+          }
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+        await event({ involvedObject: { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: c.nodeClaim }, type: 'Normal', reason: 'DisruptionBlocked', message: `Disruption abandoned: ${raw.why}` });
       }
     },
 

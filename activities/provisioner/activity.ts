@@ -9,7 +9,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { type Condition } from '../../core/api';
 import { conditionSchema } from '../../core/api/primitives';
 import { ClusterRefSchema, TaskQueuesSchema, setCondition, type ConditionUpdate, type NodeClaimWorkflowInput } from '../../core/lifecycle';
-import { OptionLists, batchResult, batchToCreate, type BatchResult, type CreatedClaims, type PlannedBatch, type PoolStatus, asPlannedCapacity, claimManifest, claimTemplate, compactClaim, poolUsage, type ClaimTemplate, type ClaimUsage, type CompactClaim } from '../../core/provisioning';
+import { OptionLists, podDisposition, batchResult, batchToCreate, type BatchResult, type CreatedClaims, type PlannedBatch, type PoolStatus, asPlannedCapacity, claimManifest, claimTemplate, compactClaim, poolUsage, type ClaimTemplate, type ClaimUsage, type CompactClaim } from '../../core/provisioning';
 import { assembleObjects, type ObjectDocument } from '../../core/workloads/assemble';
 import { type ClusterResolver } from '../cluster';
 import { startNodeClaimLifecycle } from '../nodeclaim/start';
@@ -86,13 +86,17 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     return sink;
   };
 
-  async function planBatch(raw: ProvisionBatchInput): Promise<PlannedBatch> {
+  /**
+   * Reads, solves and says (unless `quiet`) what it planned. `view` changes the world before
+   * planning: a disruption asks what its candidates' pods would need without them.
+   */
+  async function planWith(raw: ProvisionBatchInput, options: { view?: (world: World) => World; quiet?: boolean } = {}): Promise<PlannedBatch> {
     const input = ProvisionBatchInputSchema.parse(raw);
     const heartbeat = (stage: string) => Context.current().heartbeat({ stage });
     const { guest, cloud } = await deps.resolve(input.cluster);
     const event = createEventRecorder(guest.core);
     heartbeat('read');
-    const world = await readWorld(guest);
+    const world = (options.view ?? ((w: World) => w))(await readWorld(guest));
     const planned: PlannedBatch = {
       batchId: input.batchId,
       pending: world.provisionable.length,
@@ -173,7 +177,8 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     const poolByName = new Map(usablePools.map((p) => [p.pool.metadata.name ?? '', p]));
     const optionLists = new OptionLists();
     const templates = new Map<string, ClaimTemplate>();
-    const sink = sinkFor(input.cluster.name, event);
+    // a simulation tells no pod anything
+    const sink: EventSink = options.quiet ? SILENT : sinkFor(input.cluster.name, event);
     for (const claim of plan.nodeClaims) {
       const source = poolByName.get(claim.nodePool);
       if (!source) continue;
@@ -250,8 +255,19 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     return out;
   }
 
+  const planBatch = (raw: ProvisionBatchInput) => planWith(raw);
+
   return {
     planBatch,
+    /**
+     * Disruption's simulation: the replacement NodeClaims the pods on `nodes` would need if
+     * those nodes were gone (their pods placed on the rest of the cluster first), planned as
+     * a batch — its claims are created by `createClaims` like any batch's, by name.
+     */
+    async planReplacements(raw: ProvisionBatchInput & { nodes: string[] }): Promise<PlannedBatch> {
+      const leaving = new Set(z.array(z.string()).parse(raw.nodes));
+      return planWith(raw, { view: (world) => withoutNodes(world, leaving), quiet: true });
+    },
     createClaims,
     /** Both steps in one activity: the provisioner's histories from before `plan-then-create` still call it. */
     async provisionBatch(raw: ProvisionBatchInput): Promise<BatchResult> {
@@ -264,6 +280,35 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
 }
 
 export type ProvisionerActivities = ReturnType<typeof createProvisionerActivities>;
+
+const BoundPodSchema = z.object({ spec: z.object({ nodeName: z.string().nullish() }).passthrough() }).passthrough();
+
+/**
+ * The world with these nodes gone: their claims and nodes left out, and the pods that would
+ * have to move (not DaemonSet or mirror pods, not finished) Pending in their stead — the only
+ * pods the plan places. What stays bound elsewhere still takes its room.
+ */
+export function withoutNodes(world: World, leaving: ReadonlySet<string>): World {
+  const nodeOf = (pod: unknown) => BoundPodSchema.safeParse(pod).data?.spec.nodeName ?? undefined;
+  const moving = world.bound
+    .filter((p) => leaving.has(nodeOf(p) ?? '') && podDisposition({ ...(p as object), spec: {}, status: UNSCHEDULABLE }) === 'provisionable')
+    .map((p) => {
+      const pod = p as { spec: Record<string, unknown> };
+      const { nodeName: _nodeName, ...spec } = pod.spec;
+      return { ...pod, spec, status: UNSCHEDULABLE };
+    });
+  return {
+    ...world,
+    provisionable: moving,
+    bound: world.bound.filter((p) => !leaving.has(nodeOf(p) ?? '')),
+    nodes: world.nodes.filter((n) => !leaving.has((n as { metadata?: { name?: string } }).metadata?.name ?? '')),
+    nodeClaims: world.nodeClaims.filter((c) => !leaving.has(c.status?.nodeName ?? '')),
+  };
+}
+
+const SILENT: EventSink = { emit: () => undefined, drained: async () => undefined };
+
+const UNSCHEDULABLE = { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] };
 
 const nameOf = (object: unknown): string => (typeof object === 'object' && object !== null && 'metadata' in object && typeof object.metadata === 'object' && object.metadata !== null && 'name' in object.metadata && typeof object.metadata.name === 'string' ? object.metadata.name : '');
 

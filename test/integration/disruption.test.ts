@@ -24,6 +24,14 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
     await lh.guest.core.createNamespace({ body: { metadata: { name: namespace } } });
     const cluster = { name: lh.h.cluster.name, region: lh.h.cluster.region };
     await lh.t.client.workflow.start('watchWorkflow', { taskQueue: lh.taskQueues.control, workflowId: watchWorkflowId(cluster.name), args: [{ cluster, taskQueues: lh.taskQueues, gcInterval: 'Never' }] });
+    await createPool(pool, { consolidationPolicy: 'WhenEmpty', consolidateAfter: '5s', budgets: [{ nodes: '1' }] });
+    await deploy('web', 3, pool);
+  });
+  afterAll(async () => {
+    await lh?.close();
+  });
+
+  async function createPool(name: string, disruption: Record<string, unknown>, labels: Record<string, string> = {}) {
     await lh.guest.customObjects.createClusterCustomObject({
       group: 'karpenter.sh',
       version: 'v1',
@@ -31,13 +39,14 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
       body: {
         apiVersion: 'karpenter.sh/v1',
         kind: 'NodePool',
-        metadata: { name: pool },
+        metadata: { name },
         spec: {
-          disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: '5s', budgets: [{ nodes: '1' }] },
+          disruption,
           template: {
+            metadata: { labels },
             spec: {
               nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: lh.nodeClassName },
-              // one 1500m pod per 2-vCPU node: three pods, three nodes
+              // one 1500m pod per 2-vCPU node
               requirements: [
                 { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] },
                 { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
@@ -49,17 +58,20 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
         },
       },
     });
+  }
+
+  async function deploy(name: string, replicas: number, nodePool: string) {
     await apps.createNamespacedDeployment({
       namespace,
       body: {
-        metadata: { name: 'web' },
+        metadata: { name },
         spec: {
-          replicas: 3,
-          selector: { matchLabels: { app: 'web' } },
+          replicas,
+          selector: { matchLabels: { app: name } },
           template: {
-            metadata: { labels: { app: 'web' } },
+            metadata: { labels: { app: name } },
             spec: {
-              nodeSelector: { 'karpenter.sh/nodepool': pool },
+              nodeSelector: { 'karpenter.sh/nodepool': nodePool },
               tolerations: [{ key: 'autonode.io/test', operator: 'Equal', value: lh.id, effect: 'NoSchedule' }],
               containers: [{ name: 'app', image: 'registry.example/app:1', resources: { requests: { cpu: '1500m', memory: '512Mi' } } }],
             },
@@ -67,30 +79,33 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
         },
       },
     });
-  });
-  afterAll(async () => {
-    await lh?.close();
-  });
+  }
 
-  const claimsOfPool = async () => (await lh.claims.list()).filter((c) => c.metadata.labels?.['karpenter.sh/nodepool'] === pool);
+  const claimsOf = async (nodePool: string) => (await lh.claims.list()).filter((c) => c.metadata.labels?.['karpenter.sh/nodepool'] === nodePool);
+  const claimsOfPool = () => claimsOf(pool);
+  const initialized = (c: Awaited<ReturnType<typeof claimsOf>>[number]) => c.status?.conditions?.some((x) => x.type === 'Initialized' && x.status === 'True') ?? false;
+  const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  const startDisruption = () => {
+    const cluster = { name: lh.h.cluster.name, region: lh.h.cluster.region };
+    return lh.t.client.workflow.start('disruptionWorkflow', {
+      taskQueue: lh.taskQueues.control,
+      workflowId: disruptionWorkflowId(cluster.name),
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      args: [{ cluster, taskQueues: lh.taskQueues, pollInterval: '2s', validationDelay: '3s' }],
+    });
+  };
 
   it('scale to zero → the empty nodes are removed one at a time (budget nodes: "1"), except the do-not-disrupt one until it is released', async () => {
     const claims = await eventually('three initialized nodes', async () => {
       const all = await claimsOfPool();
-      return all.length === 3 && all.every((c) => c.status?.conditions?.some((x) => x.type === 'Initialized' && x.status === 'True')) ? all : undefined;
+      return all.length === 3 && all.every(initialized) ? all : undefined;
     }, 240_000);
     const held = claims[0]!;
-    const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
     await lh.guest.core.patchNode({ name: held.status!.nodeName!, body: { metadata: { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } } } }, mergePatch);
     const instances = new Map(claims.map((c) => [c.metadata.name, c.status!.providerID!.split('/').pop()!]));
 
     await apps.patchNamespacedDeploymentScale({ namespace, name: 'web', body: { spec: { replicas: 0 } } }, mergePatch);
-    const cluster = { name: lh.h.cluster.name, region: lh.h.cluster.region };
-    const disruption = await lh.t.client.workflow.start('disruptionWorkflow', {
-      taskQueue: lh.taskQueues.control,
-      workflowId: disruptionWorkflowId(cluster.name),
-      args: [{ cluster, taskQueues: lh.taskQueues, pollInterval: '2s', validationDelay: '3s' }],
-    });
+    const disruption = await startDisruption();
 
     // watch: never two of the pool's claims deleting at once
     let mostAtOnce = 0;
@@ -116,5 +131,47 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
     await lh.guest.core.patchNode({ name: held.status!.nodeName!, body: { metadata: { annotations: { 'karpenter.sh/do-not-disrupt': null } } } }, mergePatch);
     await eventually('the released claim gone', async () => ((await claimsOfPool()).length === 0 ? true : undefined), 120_000);
     expect(await lh.instanceState(instances.get(held.metadata.name)!)).toMatch(/shutting-down|terminated/);
+  });
+
+  it('a NodePool template change drifts every node: each is replaced before it goes, one at a time, and the pods keep running', async () => {
+    const drifting = `drift-${lh.id}`;
+    await createPool(drifting, { consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never', budgets: [{ nodes: '1' }] }, { 'example.com/rev': '1' });
+    await deploy('api', 2, drifting);
+    const before = await eventually('two initialized nodes running the pods', async () => {
+      const all = await claimsOf(drifting);
+      const pods = (await lh.guest.core.listNamespacedPod({ namespace, labelSelector: 'app=api' })).items;
+      return all.length === 2 && all.every(initialized) && pods.filter((p) => p.status?.phase === 'Running').length === 2 ? all : undefined;
+    }, 240_000);
+    const disruption = await startDisruption();
+
+    await lh.guest.customObjects.patchClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name: drifting, body: { spec: { template: { metadata: { labels: { 'example.com/rev': '2' } } } } } }, mergePatch);
+    // Drifted=True with the reason on the old claims
+    await eventually('Drifted=True on the old claims', async () => {
+      const all = await claimsOf(drifting);
+      return before.every((b) => all.find((c) => c.metadata.name === b.metadata.name)?.status?.conditions?.some((x) => x.type === 'Drifted' && x.status === 'True' && x.reason === 'NodePoolDrifted')) ? true : undefined;
+    }, 60_000);
+
+    let mostDeletingAtOnce = 0;
+    let fewestReadyPods = 2;
+    await eventually('both old claims replaced', async () => {
+      const all = await claimsOf(drifting);
+      mostDeletingAtOnce = Math.max(mostDeletingAtOnce, all.filter((c) => c.metadata.deletionTimestamp !== undefined).length);
+      const pods = (await lh.guest.core.listNamespacedPod({ namespace, labelSelector: 'app=api' })).items;
+      fewestReadyPods = Math.min(fewestReadyPods, pods.filter((p) => p.status?.phase === 'Running').length);
+      const old = all.filter((c) => before.some((b) => b.metadata.name === c.metadata.name));
+      return old.length === 0 && all.length === 2 && all.every(initialized) ? all : undefined;
+    }, 300_000);
+    expect(mostDeletingAtOnce).toBeLessThanOrEqual(1);
+    // a replacement was Initialized before its old node was drained: never both pods down
+    expect(fewestReadyPods).toBeGreaterThanOrEqual(1);
+    const after = await claimsOf(drifting);
+    for (const c of after) expect(c.metadata.labels?.['example.com/rev']).toBe('2');
+    await eventually('both pods Running on the new nodes', async () => {
+      const pods = (await lh.guest.core.listNamespacedPod({ namespace, labelSelector: 'app=api' })).items;
+      const nodes = new Set(after.map((c) => c.status?.nodeName));
+      return pods.length === 2 && pods.every((p) => p.status?.phase === 'Running' && nodes.has(p.spec?.nodeName)) ? true : undefined;
+    }, 120_000);
+    const status = await disruption.query<DisruptionStatus>('status');
+    expect(status.lastCommand).toEqual(expect.objectContaining({ outcome: 'done', command: expect.objectContaining({ method: 'drift', reason: 'Drifted', replace: true }) }));
   });
 });

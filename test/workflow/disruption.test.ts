@@ -51,6 +51,12 @@ beforeAll(async () => {
     async deleteCandidates(input) {
       await log(input.cluster, 'deleteCandidates');
     },
+    async replacementsState() {
+      throw new Error('no replacements in this test');
+    },
+    async abandonCommand(input) {
+      await log(input.cluster, 'abandonCommand');
+    },
     async commandNodesLeft(input) {
       await log(input.cluster, 'commandNodesLeft');
       const s = script.get(input.cluster.name)!;

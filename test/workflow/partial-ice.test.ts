@@ -40,6 +40,9 @@ beforeAll(async () => {
       batches.push(input);
       return { batchId: input.batchId, pending: 0, nominated: 0, onExistingNodes: 0, unschedulable: 0, pricePerHour: 0, solveMs: 0, skipped: [], templates: [], optionLists: [], claims: [], poolStatus: [] };
     },
+    async planReplacements(): Promise<PlannedBatch> {
+      throw new Error('not in this test');
+    },
     async createClaims(): Promise<CreatedClaims> {
       return { created: [], resumed: [], refused: [] };
     },

@@ -27,6 +27,9 @@ beforeAll(async () => {
       planned.push(input.cluster.name);
       return empty(input.batchId);
     },
+    async planReplacements(): Promise<PlannedBatch> {
+      throw new Error('not in this test');
+    },
     async createClaims(): Promise<CreatedClaims> {
       return { created: [], resumed: [], refused: [] };
     },
