@@ -21,6 +21,9 @@ import { ClusterRefSchema, type ClusterRef } from '../../core/lifecycle';
 import { NODEPOOL_HASH_VERSION, fnv1a64, nodePoolHash } from '../../core/provisioning/nodeclaims';
 import { requirements, type Requirements } from '../../core/scheduling/requirements';
 import { NodeClaimStore } from '../kube/nodeclaims';
+import { recordNodeClassResolution } from '../kube/nodeclasses';
+import { NodeClassInputSchema } from '../cloud';
+import { ResolutionCache } from '../cloud/resolution-cache';
 import { type LabelSelector } from '../../core/packing/input';
 import { selectorMatches } from '../../core/packing/selectors';
 import { type ClusterResolver } from '../cluster';
@@ -34,6 +37,8 @@ export const DISRUPTED_TAINT = { key: 'karpenter.sh/disrupted', effect: 'NoSched
 export interface DisruptionActivityDeps {
   resolve: ClusterResolver;
   now?: () => Date;
+  /** how long a node class's resolution (AMIs, subnets, security groups) is reused before EC2 is asked again; default 60 s */
+  nodeClassRefreshMs?: number;
 }
 
 /** Per NodeClaim: the pods on its node last round, and when that set last changed (epoch ms). Kept by the workflow. */
@@ -88,6 +93,11 @@ interface DriftSeen {
   known: boolean;
 }
 
+const StoredClassSchema = z.object({
+  metadata: z.object({ name: z.string(), deletionTimestamp: z.string().optional() }),
+  spec: z.record(z.string(), z.unknown()),
+  status: z.object({ amis: z.array(z.object({ id: z.string() })).optional() }).optional(),
+});
 const ClassStatusSchema = z.object({ metadata: z.object({ name: z.string() }), status: z.object({ amis: z.array(z.object({ id: z.string() })).optional() }).optional() });
 
 export async function readRound(guest: KubeClients, now: Date, memory: PodEventMemory, batchMaxMs: number): Promise<{ input: RoundInput; memory: PodEventMemory; nodes: number; drifts: DriftSeen[] }> {
@@ -206,9 +216,37 @@ const CommandSchema = z.object({
 export function createDisruptionActivities(deps: DisruptionActivityDeps) {
   const now = deps.now ?? (() => new Date());
   const forCluster = async (raw: unknown) => (await deps.resolve(ClusterRefSchema.parse(raw))).guest;
+  const resolutions = new ResolutionCache(deps.nodeClassRefreshMs ?? 60_000);
+
+  /**
+   * Each EC2NodeClass's status says what it resolves to now: the AMI a release moved it to
+   * (the enablement edits the class's spec), or one published under its selector since.
+   * Drift compares each claim with this status; without a refresh only a launch wrote it.
+   */
+  async function refreshNodeClasses(cluster: ClusterRef): Promise<void> {
+    const { guest, cloud } = await deps.resolve(cluster);
+    const listed = ListSchema.parse(await guest.customObjects.listClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' })).items;
+    for (const raw of listed) {
+      const stored = StoredClassSchema.safeParse(raw);
+      if (!stored.success || stored.data.metadata.deletionTimestamp !== undefined) continue;
+      const input = NodeClassInputSchema.safeParse({ name: stored.data.metadata.name, spec: stored.data.spec });
+      if (!input.success) continue;
+      const resolution = await resolutions.resolve(cluster.name, cloud, input.data).catch(() => undefined);
+      // not resolvable now (throttled, unready): the launch path reports why; drift waits
+      if (!resolution?.ready) continue;
+      const had = (stored.data.status?.amis ?? []).map((a) => a.id).sort().join(',');
+      const has = resolution.amis.map((a) => a.id).sort().join(',');
+      if (had === has) continue;
+      await recordNodeClassResolution(guest, stored.data.metadata.name, resolution, { nowIso: now().toISOString() }).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+    }
+  }
+
   return {
     async planRound(raw: PlanRoundInput): Promise<PlanRoundResult> {
       const guest = await forCluster(raw.cluster);
+      await refreshNodeClasses(ClusterRefSchema.parse(raw.cluster));
       const read = await readRound(guest, now(), raw.memory ?? {}, raw.batchMaxMs ?? 10_000);
       // Drifted=True with the reason on each drifted claim (kubectl shows it), False when it no longer is
       const store = new NodeClaimStore(guest);

@@ -3,6 +3,7 @@
 // nodes — no more at once than the NodePool's budget allows, never a node carrying
 // karpenter.sh/do-not-disrupt — and their instances are terminated.
 import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { DescribeImagesCommand } from '@aws-sdk/client-ec2';
 import { disruptionWorkflowId } from '../../core/lifecycle';
 import { type DisruptionStatus } from '../../workflows/disruption';
 import { watchWorkflowId } from '../../workflows/watch';
@@ -173,5 +174,68 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
     }, 120_000);
     const status = await disruption.query<DisruptionStatus>('status');
     expect(status.lastCommand).toEqual(expect.objectContaining({ outcome: 'done', command: expect.objectContaining({ method: 'drift', reason: 'Drifted', replace: true }) }));
+  });
+
+  it('an AMI change on the EC2NodeClass (as a release upgrade makes it) drifts its nodes, and each is replaced on the new AMI', async () => {
+    const name = `ami-${lh.id}`;
+    const classes = { group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' } as const;
+    const base = (await lh.guest.customObjects.getClusterCustomObject({ ...classes, name: lh.nodeClassName })) as { spec: Record<string, unknown> };
+    await lh.guest.customObjects.createClusterCustomObject({ ...classes, body: { apiVersion: 'karpenter.k8s.aws/v1', kind: 'EC2NodeClass', metadata: { name }, spec: base.spec } });
+    try {
+      await lh.guest.customObjects.createClusterCustomObject({
+        group: 'karpenter.sh',
+        version: 'v1',
+        plural: 'nodepools',
+        body: {
+          apiVersion: 'karpenter.sh/v1',
+          kind: 'NodePool',
+          metadata: { name },
+          spec: {
+            disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never', budgets: [{ nodes: '1' }] },
+            template: {
+              spec: {
+                nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name },
+                requirements: [
+                  { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] },
+                  { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+                ],
+                taints: [{ key: 'autonode.io/test', value: lh.id, effect: 'NoSchedule' }],
+                expireAfter: 'Never',
+              },
+            },
+          },
+        },
+      });
+      await deploy('rel', 1, name);
+      const [first] = await eventually('one initialized node', async () => {
+        const all = await claimsOf(name);
+        return all.length === 1 && all.every(initialized) ? all : undefined;
+      }, 240_000);
+      const oldImage = first!.status?.imageID;
+      expect(oldImage).toBe(lh.h.fixtures.imageId);
+      // another x86_64 Linux AMI the EC2 API knows: the "release's" new node image
+      const images = await lh.h.direct.send(new DescribeImagesCommand({ Filters: [{ Name: 'architecture', Values: ['x86_64'] }] }));
+      const next = images.Images?.find((i) => i.ImageId !== oldImage && (i.Platform ?? '').toLowerCase() !== 'windows')?.ImageId;
+      expect(next).toBeDefined();
+      await startDisruption();
+      await lh.guest.customObjects.patchClusterCustomObject({ ...classes, name, body: { spec: { amiSelectorTerms: [{ id: next }] } } }, mergePatch);
+
+      await eventually('Drifted=True (AMIDrift) on the old claim', async () => {
+        const claim = (await claimsOf(name)).find((c) => c.metadata.name === first!.metadata.name);
+        return claim?.status?.conditions?.some((x) => x.type === 'Drifted' && x.status === 'True' && x.reason === 'AMIDrift') ? true : undefined;
+      }, 90_000);
+      const replaced = await eventually('the node replaced by one on the new AMI', async () => {
+        const all = await claimsOf(name);
+        return all.length === 1 && all[0]!.metadata.name !== first!.metadata.name && initialized(all[0]!) ? all[0] : undefined;
+      }, 240_000);
+      expect(replaced!.status?.imageID).toBe(next);
+    } finally {
+      // this class is not the harness's: its pods, pool and claims must go before the file ends
+      await apps.deleteNamespacedDeployment({ namespace, name: 'rel' }).catch(() => undefined);
+      await lh.guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name }).catch(() => undefined);
+      for (const c of await claimsOf(name)) await lh.claims.delete(c.metadata.name);
+      await eventually('the AMI test pool’s claims gone', async () => ((await claimsOf(name)).length === 0 ? true : undefined), 180_000).catch(() => undefined);
+      await lh.guest.customObjects.deleteClusterCustomObject({ ...classes, name }).catch(() => undefined);
+    }
   });
 });
