@@ -66,6 +66,14 @@ export function instanceTypeLabels(info: InstanceTypeInfo, options: { region: st
     labels[LabelKey.instanceFamily] = parts[0];
     labels[LabelKey.instanceSize] = parts[1];
   }
+  // Karpenter reads flex from the family's name (c7i-flex, m7i-flex, …), not from an EC2
+  // field, and sets it on every type: "true" or "false".
+  labels[LabelKey.instanceCapabilityFlex] = String((parts[0] ?? '').includes('-flex'));
+  // Karpenter offers every type as In [default, dedicated] and launches dedicated when a
+  // NodePool narrows to it. autonode launches default tenancy only, so that is the one
+  // value a node of ours can honestly carry: a pool asking for dedicated matches nothing
+  // rather than getting a shared instance labelled dedicated.
+  labels[LabelKey.instanceTenancy] = 'default';
 
   const storage = info.InstanceStorageInfo;
   if (storage?.TotalSizeInGB !== undefined && storage.NvmeSupport !== undefined && storage.NvmeSupport !== 'unsupported') {
