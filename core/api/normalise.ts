@@ -24,6 +24,33 @@ const SERVED: Record<string, string> = {
   EC2NodeClass: `${AWS_GROUP}/v1 or ${AWS_GROUP}/v1beta1`,
 };
 
+const managedFieldsSchema = z.object({
+  metadata: z.object({
+    managedFields: z.array(z.object({
+      apiVersion: z.string().optional(),
+      subresource: z.string().optional(),
+      fieldsV1: z.unknown().optional(),
+    })).optional(),
+  }),
+});
+
+const ownsRequirements = (fields: unknown): boolean =>
+  z.object({ 'f:spec': z.object({ 'f:template': z.object({ 'f:spec': z.object({ 'f:requirements': z.unknown() }) }) }) }).safeParse(fields).success;
+
+/**
+ * Whether a NodePool read through v1 was written as v1beta1: with `conversion: None` (ADR
+ * 0001) the API server rewrites only apiVersion, but server-side field management records
+ * the version each writer used. When every writer of spec.template.spec.requirements wrote
+ * v1beta1, the requirements mean what v1beta1 meant (its defaulting applies). A pool whose
+ * requirements anyone rewrote as v1 is v1's.
+ */
+export function writtenAsV1beta1(doc: unknown): boolean {
+  const parsed = managedFieldsSchema.safeParse(doc);
+  if (!parsed.success) return false;
+  const writers = (parsed.data.metadata.managedFields ?? []).filter((entry) => entry.subresource === undefined && ownsRequirements(entry.fieldsV1));
+  return writers.length > 0 && writers.every((entry) => entry.apiVersion === `${KARPENTER_GROUP}/v1beta1`);
+}
+
 function parseWith<S extends z.ZodType, T>(schema: S, doc: unknown, convert: (wire: z.output<S>) => Converted<T>): Converted<T> {
   const parsed = schema.safeParse(doc);
   if (!parsed.success) return { status: 'invalid', issues: toValidationIssues(parsed.error, doc) };
@@ -55,7 +82,7 @@ export function normaliseDocument(doc: unknown): NormaliseResult {
 
   switch (`${kind} ${apiVersion}`) {
     case 'NodePool karpenter.sh/v1':
-      return toResult(parseWith(NodePoolV1WireSchema, doc, (w) => nodePoolFromWire(w, 'v1')), one);
+      return toResult(parseWith(NodePoolV1WireSchema, doc, (w) => nodePoolFromWire(w, 'v1', writtenAsV1beta1(doc) ? { defaultsOf: 'v1beta1' } : {})), one);
     case 'NodePool karpenter.sh/v1beta1':
       return toResult(parseWith(NodePoolV1Beta1WireSchema, doc, (w) => nodePoolFromWire(w, 'v1beta1')), one);
     case 'NodeClaim karpenter.sh/v1':
