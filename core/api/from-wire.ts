@@ -85,7 +85,7 @@ export interface NodePoolConversionOptions {
   /**
    * The version whose defaults apply, when it differs from the version read: a NodePool
    * written as v1beta1 and read back through v1 (conversion: None) still means what
-   * v1beta1 meant. See `writtenAsV1beta1` in normalise.ts.
+   * v1beta1 meant. See `requirementsWrittenAs` in normalise.ts.
    */
   readonly defaultsOf?: WireVersion;
 }

@@ -4,7 +4,7 @@
 // spot and on-demand and the cheapest available offering wins. A pool written as v1beta1
 // and read back through v1 keeps v1beta1's meaning (managedFields record the writer's
 // version; ADR 0001's conversion: None rewrites only apiVersion).
-import { normaliseDocument, writtenAsV1beta1 } from '../../../core/api/normalise';
+import { normaliseDocument, requirementsWrittenAs } from '../../../core/api/normalise';
 import type { NodePool } from '../../../core/api/nodepool';
 import type { NormaliseResult } from '../../../core/api/result';
 
@@ -69,19 +69,24 @@ describe('capacity-type when a NodePool leaves it out', () => {
   describe('a pool read through v1 that was written as v1beta1', () => {
     it('gets the v1beta1 default when every writer of its requirements sent v1beta1 (status writers do not count)', () => {
       const doc = pool('karpenter.sh/v1', [arch], { managedFields: [writer('karpenter.sh/v1beta1'), statusWriter] });
-      expect(writtenAsV1beta1(doc)).toBe(true);
+      expect(requirementsWrittenAs(doc)).toBe('v1beta1');
       expect(capacityTypeOf(converted(normaliseDocument(doc)).nodePool)).toEqual([{ key: CAPACITY_TYPE, operator: 'In', values: ['on-demand'] }]);
     });
 
     it('is v1\'s once anyone rewrote the requirements as v1', () => {
       const doc = pool('karpenter.sh/v1', [arch], { managedFields: [writer('karpenter.sh/v1beta1'), writer('karpenter.sh/v1', { manager: 'kubectl' })] });
-      expect(writtenAsV1beta1(doc)).toBe(false);
+      expect(requirementsWrittenAs(doc)).toBe('v1');
       expect(capacityTypeOf(converted(normaliseDocument(doc)).nodePool)).toEqual([]);
     });
 
-    it('is v1\'s when no field manager is recorded, or only the status writer', () => {
-      expect(writtenAsV1beta1(pool('karpenter.sh/v1', [arch]))).toBe(false);
-      expect(writtenAsV1beta1(pool('karpenter.sh/v1', [arch], { managedFields: [statusWriter] }))).toBe(false);
+    it('is undecided when no writer of the requirements is recorded: the apiVersion read decides', () => {
+      expect(requirementsWrittenAs(pool('karpenter.sh/v1', [arch]))).toBeUndefined();
+      expect(requirementsWrittenAs(pool('karpenter.sh/v1', [arch], { managedFields: [statusWriter] }))).toBeUndefined();
+    });
+
+    it('read through v1beta1 but written as v1: no v1beta1 default', () => {
+      const doc = pool('karpenter.sh/v1beta1', [arch], { managedFields: [writer('karpenter.sh/v1')] });
+      expect(capacityTypeOf(converted(normaliseDocument(doc)).nodePool)).toEqual([]);
     });
   });
 });
