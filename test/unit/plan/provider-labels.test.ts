@@ -4,6 +4,7 @@
 // decides is met by a type that really has it, never by stamping the wanted value; a
 // custom label in a NodePool requirement is the pool's own to give (Karpenter's
 // Requirements.Labels skips restricted labels and keeps the rest).
+import { stringify } from 'yaml';
 import { ec2NodeClassV1, nodePoolV1, planJson, pod, yamlStream, type PlanDoc } from './helpers';
 
 const flex = 'karpenter.k8s.aws/instance-capability-flex';
@@ -102,6 +103,26 @@ describe('well-known AWS labels on planned claims', () => {
       expect(['c', 'm']).toContain(claim.labels['karpenter.k8s.aws/instance-category']);
       expect(Number(claim.labels['karpenter.k8s.aws/instance-generation'])).toBeGreaterThan(5);
       expect(claim.labels[flex]).toBe(String(family?.includes('-flex')));
+    }
+  });
+
+  it('a template label on a provider label (instance-family: c5) narrows the types; it never overrides a type\'s own value', () => {
+    const pool = stringify({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodePool',
+      metadata: { name: 'c5-only' },
+      spec: {
+        template: {
+          metadata: { labels: { 'karpenter.k8s.aws/instance-family': 'c5', 'example.com/team': 'batch' } },
+          spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] },
+        },
+      },
+    });
+    const { doc } = planJson({ 'a.yaml': yamlStream(pool, ec2NodeClassV1(), pod('p', { requests: { cpu: '1' } })) });
+    for (const claim of claims(doc)) {
+      for (const option of claim.instanceTypeOptions) expect(option).toMatch(/^c5\./);
+      expect(claim.labels['karpenter.k8s.aws/instance-family']).toBe('c5');
+      expect(claim.labels['example.com/team']).toBe('batch');
     }
   });
 });
