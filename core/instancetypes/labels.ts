@@ -111,10 +111,9 @@ export function instanceTypeLabels(info: InstanceTypeInfo, options: { region: st
   if (info.ProcessorInfo.Manufacturer !== undefined) {
     labels[LabelKey.instanceCpuManufacturer] = lowerKebabCase(info.ProcessorInfo.Manufacturer);
   }
-  if (info.ProcessorInfo.SustainedClockSpeedInGhz !== undefined) {
-    // GHz → whole MHz so Gt/Lt can compare it.
-    labels[LabelKey.instanceCpuSustainedClockSpeedMhz] = String(Math.round(info.ProcessorInfo.SustainedClockSpeedInGhz * 1000));
-  }
+  // GHz → whole MHz so Gt/Lt can compare it. Karpenter sets it whenever EC2 reports
+  // ProcessorInfo, reading a missing speed as 0 (m1.small says "0"), so do we.
+  labels[LabelKey.instanceCpuSustainedClockSpeedMhz] = String(Math.round((info.ProcessorInfo.SustainedClockSpeedInGhz ?? 0) * 1000));
   const ebs = info.EbsInfo;
   if (ebs?.EbsOptimizedSupport === 'default' && ebs.EbsOptimizedInfo?.MaximumBandwidthInMbps !== undefined) {
     labels[LabelKey.instanceEbsBandwidth] = String(ebs.EbsOptimizedInfo.MaximumBandwidthInMbps);

@@ -61,6 +61,8 @@ describe('instance-type labels', () => {
     ['m7i-flex.large', { [aws('instance-family')]: 'm7i-flex', [aws('instance-category')]: 'm', [aws('instance-generation')]: '7', [aws('instance-capability-flex')]: 'true' }],
     ['c7i-flex.large', { [aws('instance-capability-flex')]: 'true', [aws('instance-tenancy')]: 'default' }],
     ['c7i.large', { [aws('instance-capability-flex')]: 'false' }],
+    // EC2 reports no sustained clock speed for the oldest types; Karpenter's label says 0
+    ['m1.small', { [aws('instance-cpu-sustained-clock-speed-mhz')]: '0', [aws('instance-capability-flex')]: 'false' }],
     ['u-6tb1.112xlarge', { [aws('instance-category')]: 'u', [aws('instance-generation')]: '1', [aws('instance-family')]: 'u-6tb1' }],
   ])('%s carries %j', (name, subset) => {
     expect(instanceTypeLabels(ec2Facts(name), { region: 'us-east-1' })).toEqual(expect.objectContaining(subset));
