@@ -76,7 +76,8 @@ export function instanceTypeLabels(info: InstanceTypeInfo, options: { region: st
   labels[LabelKey.instanceTenancy] = 'default';
 
   const storage = info.InstanceStorageInfo;
-  if (storage?.TotalSizeInGB !== undefined && storage.NvmeSupport !== undefined && storage.NvmeSupport !== 'unsupported') {
+  // As Karpenter: any instance store whose NVMe support is not "unsupported" (absent counts as supported).
+  if (storage?.TotalSizeInGB !== undefined && storage.NvmeSupport !== 'unsupported') {
     labels[LabelKey.instanceLocalNvme] = String(storage.TotalSizeInGB);
   }
   const bandwidth = networkBandwidthMbps(info);
