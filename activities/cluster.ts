@@ -2,7 +2,7 @@ import { type EC2Client } from '@aws-sdk/client-ec2';
 import { type SSMClient } from '@aws-sdk/client-ssm';
 import { VersionApi } from '@kubernetes/client-node';
 import { type ClusterRef } from '../core/lifecycle';
-import { createEc2CloudProvider, type CloudLogger, type CloudProvider } from './cloud';
+import { createEc2CloudProvider, type CloudLogger, type CloudProvider, type PricingApi } from './cloud';
 import { kubeClientsFromKubeconfigFile, kubeClientsFromKubeconfigString, type KubeClients } from './kube/clients';
 
 /** Everything an activity needs to act on one hosted cluster. */
@@ -18,6 +18,8 @@ interface ResolverOptions {
   ec2ClientFor: (cluster: { name: string; region: string; credentialsRef?: string }) => EC2Client;
   /** for `alias` / `ssmParameter` AMI terms; without it those terms say SSM is not configured */
   ssmClientFor?: (cluster: { name: string; region: string; credentialsRef?: string }) => SSMClient;
+  /** on-demand prices from the Pricing API; without it, the bundled table's */
+  pricingClientFor?: (cluster: { name: string; region: string; credentialsRef?: string }) => PricingApi;
   /** where the AMI alias parameters live (default /aws/service) */
   ssmPathPrefix?: string;
   logger?: CloudLogger;
@@ -52,6 +54,7 @@ async function cloudFor(cluster: ClusterRef, guest: KubeClients, options: Resolv
     cluster: ref,
     kubernetesVersion: `${version.major}.${minor}`,
     ...(options.ssmClientFor ? { ssm: options.ssmClientFor(ref) } : {}),
+    ...(options.pricingClientFor ? { pricing: options.pricingClientFor(ref) } : {}),
     ...(options.ssmPathPrefix ? { ssmPathPrefix: options.ssmPathPrefix } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   });

@@ -17,6 +17,14 @@ export const WorkerConfigSchema = z.object({
   AWS_ENDPOINT_URL_STS: z.string().url().optional(),
   /** SSM (AMI alias / ssmParameter terms); defaults to the EC2 endpoint's host (moto serves both) */
   AWS_ENDPOINT_URL_SSM: z.string().url().optional(),
+  /**
+   * The Pricing API (on-demand prices, refreshed every 12 h over the bundled table). Unset:
+   * AWS's own endpoint when EC2 is AWS's, and none when AWS_ENDPOINT_URL_EC2 points
+   * elsewhere (moto has no Pricing API), so a local stack prices from the table.
+   */
+  AWS_ENDPOINT_URL_PRICING: z.string().url().optional(),
+  /** like Karpenter's --isolated-vpc: no Pricing API at all, the bundled table only */
+  AUTONODE_ISOLATED_VPC: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   /** where AMI alias parameters live; default /aws/service (moto cannot write there) */
   AUTONODE_SSM_PATH_PREFIX: z.string().startsWith('/').optional(),
   AUTONODE_CLOUD_RPS: z.coerce.number().positive().default(20),

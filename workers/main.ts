@@ -1,5 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { createAssumeRoleCredentialsFactory, createEc2ClientFactory, createSsmClientFactory, createStsClientFactory, endpointPolicyFromEnv, type ClusterCredentialsProvider } from '../activities/cloud';
+import {
+  createAssumeRoleCredentialsFactory, createEc2ClientFactory, createPricingClientFactory, createSsmClientFactory, createStsClientFactory, endpointPolicyFromEnv, type ClusterCredentialsProvider,
+} from '../activities/cloud';
 import { managementSecretResolver, staticClusterResolver, type ClusterResolver } from '../activities/cluster';
 import { kubeClientsFromConfig, type KubeClients } from '../activities/kube/clients';
 import { parseWorkerConfig, type WorkerConfig } from './config';
@@ -27,12 +29,30 @@ export function clusterResolverFromConfig(config: WorkerConfig, credentialsFor: 
   });
   const ssmEndpoint = config.AWS_ENDPOINT_URL_SSM ?? config.AWS_ENDPOINT_URL_EC2;
   const ssmClientFor = createSsmClientFactory({ ...(ssmEndpoint ? { endpoint: ssmEndpoint } : {}), credentialsFor, endpointPolicy });
-  const common = { ec2ClientFor, ssmClientFor, ...(config.AUTONODE_SSM_PATH_PREFIX ? { ssmPathPrefix: config.AUTONODE_SSM_PATH_PREFIX } : {}) };
+  const pricingEndpoint = pricingEndpointFromConfig(config);
+  const pricingClientFor = pricingEndpoint === undefined ? undefined : createPricingClientFactory({ ...(pricingEndpoint === 'aws' ? {} : { endpoint: pricingEndpoint }), credentialsFor, endpointPolicy });
+  const common = {
+    ec2ClientFor,
+    ssmClientFor,
+    ...(pricingClientFor ? { pricingClientFor } : {}),
+    ...(config.AUTONODE_SSM_PATH_PREFIX ? { ssmPathPrefix: config.AUTONODE_SSM_PATH_PREFIX } : {}),
+  };
   if (config.AUTONODE_GUEST_KUBECONFIG) return staticClusterResolver({ guestKubeconfigPath: config.AUTONODE_GUEST_KUBECONFIG, ...common });
   const kc = new KubeConfig();
   if (config.AUTONODE_MANAGEMENT_KUBECONFIG) kc.loadFromFile(config.AUTONODE_MANAGEMENT_KUBECONFIG);
   else kc.loadFromCluster();
   return managementSecretResolver({ management: kubeClientsFromConfig(kc), ...common });
+}
+
+/**
+ * Where on-demand prices come from: a given Pricing endpoint; AWS's when EC2 is AWS's; none
+ * (the bundled table) in an isolated VPC or beside an EC2 stand-in, since moto serves no
+ * Pricing API and a test must never reach real AWS.
+ */
+export function pricingEndpointFromConfig(config: WorkerConfig): string | 'aws' | undefined {
+  if (config.AUTONODE_ISOLATED_VPC) return undefined;
+  if (config.AWS_ENDPOINT_URL_PRICING) return config.AWS_ENDPOINT_URL_PRICING;
+  return config.AWS_ENDPOINT_URL_EC2 ? undefined : 'aws';
 }
 
 /**

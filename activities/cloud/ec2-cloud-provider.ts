@@ -11,6 +11,7 @@ import { collectLeakedInstances } from './gc';
 import { AliasConfigSchema } from './ami-alias';
 import { createSsmParameterLookup, type SsmApi } from './ssm';
 import { createInstanceTypeProvider, type InstanceTypeProvider, type RefreshIntervals } from './instance-types';
+import { type PricingApi } from './on-demand-prices';
 
 export interface Ec2CloudProviderDeps {
   /** a client for this cluster's account and region (ec2-client.ts) */
@@ -32,6 +33,11 @@ export interface Ec2CloudProviderDeps {
    * terms leave AMIsReady False, saying so.
    */
   ssm?: SsmApi;
+  /**
+   * The Pricing API (on-demand-prices.ts) for this cluster's on-demand prices, refreshed
+   * every 12 h over the bundled table. Without it the table alone prices offerings.
+   */
+  pricing?: PricingApi;
   /** where alias parameter paths start; `/aws/service` (AWS) unless a test publishes its own tree */
   ssmPathPrefix?: string;
   /** the cluster's Kubernetes minor version (`1.31`): alias paths contain it */
@@ -69,6 +75,7 @@ export function createEc2CloudProvider(deps: Ec2CloudProviderDeps): CloudProvide
       logger,
       retry: ctx.retry,
       ...(deps.instanceTypeRefreshMs ? { refreshIntervalMs: deps.instanceTypeRefreshMs } : {}),
+      ...(deps.pricing ? { pricing: deps.pricing } : {}),
     });
   return {
     resolveNodeClass: (nodeClass) => resolveNodeClass(ctx, nodeClass, amiOptions),

@@ -33,6 +33,14 @@ export {
   defaultRefreshIntervals,
 } from './instance-types';
 export {
+  type OnDemandPriceSource,
+  type OnDemandPrices,
+  type PricingApi,
+  createOnDemandPriceSource,
+  createPricingClientFactory,
+  fetchOnDemandPrices,
+} from './on-demand-prices';
+export {
   type AssumedRoleCredentials,
   type AssumedRoleCredentialsProvider,
   type AssumeRoleCredentialsFactoryOptions,

@@ -1,7 +1,8 @@
 /**
  * Instance types and prices for one region, from DescribeInstanceTypes,
- * DescribeInstanceTypeOfferings and DescribeSpotPriceHistory plus the static on-demand
- * table, mapped through core/instancetypes (the same code path as the bundled catalog).
+ * DescribeInstanceTypeOfferings and DescribeSpotPriceHistory plus on-demand prices from
+ * the Pricing API over the static table (on-demand-prices.ts), mapped through
+ * core/instancetypes (the same code path as the bundled catalog).
  *
  * The three reads are cached separately because they age differently: the list of types
  * and their shapes changes with AWS launches (1 h), offerings and spot prices move within
@@ -30,6 +31,7 @@ import {
 import { CapacityTypeSchema } from './domain';
 import { InstanceTypesUnavailableError, InvalidRequestError, type InstanceTypeSource } from './errors';
 import { readInstanceTypeOfferings, readInstanceTypes, readSpotPriceHistory, type Ec2Reader } from './instance-type-reads';
+import { createOnDemandPriceSource, type OnDemandPriceSource, type PricingApi } from './on-demand-prices';
 import { type Clock, type CloudLogger, type Ec2Api, silentLogger, systemClock } from './ports';
 import { createRefreshingValue, type RefreshingValue } from './refreshing-value';
 import { defaultRetryPolicy, type RetryDeps } from './retry';
@@ -75,6 +77,10 @@ export interface InstanceTypeProviderDeps {
   retryAfterFailureMs?: number;
   /** defaults to the bundled table (us-east-1, used for every region as Karpenter's static fallback does) */
   onDemandPrices?: OnDemandPriceTable;
+  /** The Pricing API for this cluster; without it, on-demand prices are the table's alone. */
+  pricing?: PricingApi;
+  /** Built from the three above when absent (tests pass their own). */
+  onDemandPriceSource?: OnDemandPriceSource;
 }
 
 /** The raw reads, indexed by instance type once per refresh rather than once per list. */
@@ -87,15 +93,17 @@ interface Sources {
 export function createInstanceTypeProvider(deps: InstanceTypeProviderDeps): InstanceTypeProvider {
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger ?? silentLogger;
-  const reader: Ec2Reader = { ec2: deps.ec2, logger, retry: deps.retry ?? { policy: defaultRetryPolicy, clock, logger } };
+  const retry = deps.retry ?? { policy: defaultRetryPolicy, clock, logger };
+  const reader: Ec2Reader = { ec2: deps.ec2, logger, retry };
   const intervals = { ...defaultRefreshIntervals, ...deps.refreshIntervalMs };
-  const prices = deps.onDemandPrices ?? bundledOnDemandPrices();
-  if (prices.region !== deps.region) {
-    logger.warn(
-      { region: deps.region, pricesRegion: prices.region, observedAt: prices.observedAt },
-      `no on-demand prices for ${deps.region}; using ${prices.region}'s (observed ${prices.observedAt}) as Karpenter's static fallback does`,
-    );
-  }
+  const prices = deps.onDemandPriceSource ?? createOnDemandPriceSource({
+    region: deps.region,
+    bundled: deps.onDemandPrices ?? bundledOnDemandPrices(),
+    ...(deps.pricing ? { pricing: deps.pricing } : {}),
+    retry,
+    clock,
+    logger,
+  });
   const cached = <T>(name: InstanceTypeSource, intervalMs: number, load: () => Promise<T>): RefreshingValue<T> =>
     createRefreshingValue({ name: `${name} in ${deps.region}`, load, intervalMs, retryAfterFailureMs: deps.retryAfterFailureMs ?? defaultRetryAfterFailureMs, clock, logger });
   const sources: Sources = {
@@ -132,6 +140,7 @@ export function createInstanceTypeProvider(deps: InstanceTypeProviderDeps): Inst
       const { unavailable, ...options } = parsed.data;
       const unavailableOfferings = new Set((unavailable ?? []).map((o) => offeringKey(o.capacityType, o.instanceType, o.zone)));
       const now = clock.now().getTime();
+      const onDemand = prices.current().prices;
       const instanceTypes: InstanceType[] = [];
       let skipped = 0;
       // One type at a time, with only that type's offerings and prices: core matches spot
@@ -141,7 +150,7 @@ export function createInstanceTypeProvider(deps: InstanceTypeProviderDeps): Inst
         const built = buildInstanceTypes([info], offeringsByType.get(info.InstanceType) ?? [], {
           ...options,
           region: deps.region,
-          onDemandPrices: prices.onDemand,
+          onDemandPrices: onDemand,
           spotPriceHistory: spotByType.get(info.InstanceType) ?? [],
           now,
           unavailableOfferings,

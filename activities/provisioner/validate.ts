@@ -80,10 +80,11 @@ export async function validateKarpenterObjects(world: World, { event, guest, now
     const normalised = normaliseDocument(raw);
     const pool = normalised.status === 'ok' ? normalised.objects.find((o): o is NodePool => o.kind === 'NodePool') : undefined;
     if (!pool) {
-      const why = normalised.status === 'invalid' ? normalised.issues.map((i) => `${i.path}: ${i.message}`).join('; ') : normalised.status === 'unsupported' ? normalised.reason : 'not a NodePool';
+      // with each issue's fix, so ValidationSucceeded=False alone says what to change
+      const why = problemOf(normalised, 'a NodePool');
       skipped.push(`NodePool ${name}: invalid: ${why}`);
       invalid.push({ name, raw, why });
-      await event({ involvedObject: { apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name, uid }, type: 'Warning', reason: 'FailedValidation', message: `NodePool ${name} is invalid and is not used for provisioning: ${why}` });
+      await event({ involvedObject: { apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name, uid }, type: 'Warning', reason: 'FailedValidation', message: clip(`NodePool ${name} is invalid and is not used for provisioning: ${why}`, MAX_EVENT_MESSAGE) });
       continue;
     }
     pools.set(name, { pool, uid, raw });

@@ -1,7 +1,8 @@
 import { type z } from 'zod';
 import { EC2NodeClassSchema, type AmiFamily, type EC2NodeClass, type EC2NodeClassV1Beta1Wire, type EC2NodeClassV1Wire } from './ec2nodeclass';
 import { AWS_GROUP, EC2_NODE_CLASS_KIND } from './groups';
-import { formatPath, toValidationIssues, type ConversionWarning, type PathSegment } from './issues';
+import { formatPath, toValidationIssues, type ConversionWarning, type PathSegment, type ValidationIssue } from './issues';
+import { CAPACITY_TYPE_LABEL } from './labels';
 import { type Kubelet } from './kubelet';
 import { NodeClaimSchema, type NodeClaim, type NodeClaimV1Beta1Wire, type NodeClaimV1Wire } from './nodeclaim';
 import { DEFAULT_EXPIRE_AFTER, NodePoolSchema, type NodePool, type NodePoolV1Beta1Wire, type NodePoolV1Wire } from './nodepool';
@@ -80,7 +81,16 @@ function withKubeletAnnotation(
   return { ...annotations, [KUBELET_COMPATIBILITY_ANNOTATION]: JSON.stringify(kubelet) };
 }
 
-export function nodePoolFromWire(wire: NodePoolV1Wire | NodePoolV1Beta1Wire, source: WireVersion): Converted<NodePool> {
+export interface NodePoolConversionOptions {
+  /**
+   * The version whose defaults apply, when it differs from the version read: a NodePool
+   * written as v1beta1 and read back through v1 (conversion: None) still means what
+   * v1beta1 meant. See `requirementsWrittenAs` in normalise.ts.
+   */
+  readonly defaultsOf?: WireVersion;
+}
+
+export function nodePoolFromWire(wire: NodePoolV1Wire | NodePoolV1Beta1Wire, source: WireVersion, options: NodePoolConversionOptions = {}): Converted<NodePool> {
   const warnings: ConversionWarning[] = [];
   const templateSpec = wire.spec.template.spec;
   const disruption = wire.spec.disruption;
@@ -130,15 +140,11 @@ export function nodePoolFromWire(wire: NodePoolV1Wire | NodePoolV1Beta1Wire, sou
       break;
   }
 
-  templateSpec.requirements.forEach((requirement, index) => {
-    const domain = requirement.key.split('/')[0] ?? '';
-    if (FOREIGN_PROVIDER_DOMAINS.some((foreign) => domain.endsWith(foreign))) {
-      warnings.push({
-        path: `spec.template.spec.requirements[${index}].key`,
-        message: `${requirement.key} is another provider's label: no EC2 instance type carries it, so this requirement matches no instance type unless its operator is NotIn or DoesNotExist`,
-      });
-    }
-  });
+  const foreign = foreignProviderIssues(templateSpec.requirements, warnings);
+  if (foreign.length > 0) return { status: 'invalid', issues: foreign };
+  const requirements = (options.defaultsOf ?? source) === 'v1beta1'
+    ? withV1beta1Defaults(templateSpec.requirements, wire.spec.template.metadata?.labels ?? {}, warnings)
+    : templateSpec.requirements;
 
   const nodeClassName = ref.value.name;
   const metadata = wire.spec.template.metadata;
@@ -161,7 +167,7 @@ export function nodePoolFromWire(wire: NodePoolV1Wire | NodePoolV1Beta1Wire, sou
           spec: {
             taints: templateSpec.taints,
             startupTaints: templateSpec.startupTaints,
-            requirements: templateSpec.requirements,
+            requirements,
             nodeClassRef: ref.value,
             terminationGracePeriod: templateSpec.terminationGracePeriod,
             expireAfter,
@@ -175,6 +181,69 @@ export function nodePoolFromWire(wire: NodePoolV1Wire | NodePoolV1Beta1Wire, sou
     },
     warnings,
   );
+}
+
+type WireRequirement = NodePoolV1Wire['spec']['template']['spec']['requirements'][number];
+
+/** The EC2 labels to use instead of AKS's SKU selectors, for the refusal's fix. */
+const AKS_SELECTOR_FIX: Readonly<Record<string, string>> = {
+  'sku-family': 'karpenter.k8s.aws/instance-category (e.g. m for general purpose, c for compute, r for memory)',
+  'sku-series': 'karpenter.k8s.aws/instance-family (e.g. m6i)',
+  'sku-name': 'node.kubernetes.io/instance-type (e.g. m6i.xlarge)',
+  'sku-version': 'karpenter.k8s.aws/instance-generation (e.g. Gt 5)',
+  'sku-cpu': 'karpenter.k8s.aws/instance-cpu (vCPUs)',
+  'sku-memory': 'karpenter.k8s.aws/instance-memory (MiB)',
+  'sku-gpu-name': 'karpenter.k8s.aws/instance-gpu-name',
+  'sku-gpu-manufacturer': 'karpenter.k8s.aws/instance-gpu-manufacturer',
+  'sku-gpu-count': 'karpenter.k8s.aws/instance-gpu-count',
+};
+
+/**
+ * Requirements on another provider's labels (seed 002 uses AKS's sku-family). None maps
+ * onto EC2 faithfully: Azure's families and versions are not EC2's categories and
+ * generations (a "D" v5 and an m5 are different machines), so translating them would
+ * launch hardware the admin never chose. A requirement that needs such a label present
+ * (In, Exists, Gt, Lt) makes the pool invalid, naming the EC2 label to use instead; NotIn
+ * and DoesNotExist hold on every EC2 node and only warn.
+ */
+function foreignProviderIssues(requirements: readonly WireRequirement[], warnings: ConversionWarning[]): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  requirements.forEach((requirement, index) => {
+    const slash = requirement.key.indexOf('/');
+    const domain = slash >= 0 ? requirement.key.slice(0, slash) : '';
+    if (!FOREIGN_PROVIDER_DOMAINS.some((foreign) => domain.endsWith(foreign))) return;
+    const path = `spec.template.spec.requirements[${index}]`;
+    if (requirement.operator === 'NotIn' || requirement.operator === 'DoesNotExist') {
+      warnings.push({ path: `${path}.key`, message: `${requirement.key} is another provider's label: no EC2 node carries it, so ${requirement.operator} always holds` });
+      return;
+    }
+    const instead = AKS_SELECTOR_FIX[requirement.key.slice(slash + 1)];
+    issues.push({
+      path: `${path}.key`,
+      value: requirement.key,
+      message: `${requirement.key} is another provider's label (${domain}): no EC2 instance type carries it, and autonode does not translate it, so this NodePool could never launch a node`,
+      fix: instead === undefined
+        ? 'remove this requirement, or replace it with a karpenter.k8s.aws/ label (instance-category, instance-family, instance-cpu, instance-memory, …)'
+        : `replace it with ${instead}`,
+    });
+  });
+  return issues;
+}
+
+/**
+ * The AWS provider's v1beta1 defaulting webhook (pkg/apis/v1beta1 NodeClaimSpec.SetDefaults)
+ * added capacity-type In [on-demand] to a NodePool that did not name capacity-type; v1 has
+ * no webhook, so a v1 pool without it may launch spot (the cheapest offering). A template
+ * label on the key counts as naming it.
+ */
+function withV1beta1Defaults(requirements: readonly WireRequirement[], labels: Readonly<Record<string, string>>, warnings: ConversionWarning[]): WireRequirement[] {
+  const named = requirements.some((r) => r.key === CAPACITY_TYPE_LABEL) || CAPACITY_TYPE_LABEL in labels;
+  if (named) return [...requirements];
+  warnings.push({
+    path: 'spec.template.spec.requirements',
+    message: `added ${CAPACITY_TYPE_LABEL} In [on-demand]: the v1beta1 AWS defaulting gave a NodePool without it on-demand nodes (v1 would allow spot); add ${CAPACITY_TYPE_LABEL} In [spot, on-demand] to allow spot`,
+  });
+  return [...requirements, { key: CAPACITY_TYPE_LABEL, operator: 'In', values: ['on-demand'] }];
 }
 
 export function nodeClaimFromWire(wire: NodeClaimV1Wire | NodeClaimV1Beta1Wire, source: WireVersion): Converted<NodeClaim> {

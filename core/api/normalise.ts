@@ -24,6 +24,35 @@ const SERVED: Record<string, string> = {
   EC2NodeClass: `${AWS_GROUP}/v1 or ${AWS_GROUP}/v1beta1`,
 };
 
+const managedFieldsSchema = z.object({
+  metadata: z.object({
+    managedFields: z.array(z.object({
+      apiVersion: z.string().optional(),
+      subresource: z.string().optional(),
+      fieldsV1: z.unknown().optional(),
+    })).optional(),
+  }),
+});
+
+const ownsRequirements = (fields: unknown): boolean =>
+  z.object({ 'f:spec': z.object({ 'f:template': z.object({ 'f:spec': z.object({ 'f:requirements': z.unknown() }) }) }) }).safeParse(fields).success;
+
+/**
+ * The version a stored NodePool's requirements were written in, whichever version reads
+ * it: with `conversion: None` (ADR 0001) the API server rewrites only apiVersion, but
+ * server-side field management records the version each writer used. When every writer of
+ * spec.template.spec.requirements wrote v1beta1, they mean what v1beta1 meant (its
+ * defaulting applies); once anyone wrote them as v1, v1's. Undefined for a manifest
+ * (no managedFields): its own apiVersion decides.
+ */
+export function requirementsWrittenAs(doc: unknown): 'v1' | 'v1beta1' | undefined {
+  const parsed = managedFieldsSchema.safeParse(doc);
+  if (!parsed.success) return undefined;
+  const writers = (parsed.data.metadata.managedFields ?? []).filter((entry) => entry.subresource === undefined && ownsRequirements(entry.fieldsV1));
+  if (writers.length === 0) return undefined;
+  return writers.every((entry) => entry.apiVersion === `${KARPENTER_GROUP}/v1beta1`) ? 'v1beta1' : 'v1';
+}
+
 function parseWith<S extends z.ZodType, T>(schema: S, doc: unknown, convert: (wire: z.output<S>) => Converted<T>): Converted<T> {
   const parsed = schema.safeParse(doc);
   if (!parsed.success) return { status: 'invalid', issues: toValidationIssues(parsed.error, doc) };
@@ -55,9 +84,9 @@ export function normaliseDocument(doc: unknown): NormaliseResult {
 
   switch (`${kind} ${apiVersion}`) {
     case 'NodePool karpenter.sh/v1':
-      return toResult(parseWith(NodePoolV1WireSchema, doc, (w) => nodePoolFromWire(w, 'v1')), one);
+      return toResult(parseWith(NodePoolV1WireSchema, doc, (w) => nodePoolFromWire(w, 'v1', { defaultsOf: requirementsWrittenAs(doc) ?? 'v1' })), one);
     case 'NodePool karpenter.sh/v1beta1':
-      return toResult(parseWith(NodePoolV1Beta1WireSchema, doc, (w) => nodePoolFromWire(w, 'v1beta1')), one);
+      return toResult(parseWith(NodePoolV1Beta1WireSchema, doc, (w) => nodePoolFromWire(w, 'v1beta1', { defaultsOf: requirementsWrittenAs(doc) ?? 'v1beta1' })), one);
     case 'NodeClaim karpenter.sh/v1':
       return toResult(parseWith(NodeClaimV1WireSchema, doc, (w) => nodeClaimFromWire(w, 'v1')), one);
     case 'NodeClaim karpenter.sh/v1beta1':

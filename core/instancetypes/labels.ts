@@ -66,9 +66,18 @@ export function instanceTypeLabels(info: InstanceTypeInfo, options: { region: st
     labels[LabelKey.instanceFamily] = parts[0];
     labels[LabelKey.instanceSize] = parts[1];
   }
+  // Karpenter reads flex from the family's name (c7i-flex, m7i-flex, …), not from an EC2
+  // field, and sets it on every type: "true" or "false".
+  labels[LabelKey.instanceCapabilityFlex] = String((parts[0] ?? '').includes('-flex'));
+  // Karpenter offers every type as In [default, dedicated] and launches dedicated when a
+  // NodePool narrows to it. autonode launches default tenancy only, so that is the one
+  // value a node of ours can honestly carry: a pool asking for dedicated matches nothing
+  // rather than getting a shared instance labelled dedicated.
+  labels[LabelKey.instanceTenancy] = 'default';
 
   const storage = info.InstanceStorageInfo;
-  if (storage?.TotalSizeInGB !== undefined && storage.NvmeSupport !== undefined && storage.NvmeSupport !== 'unsupported') {
+  // As Karpenter: any instance store whose NVMe support is not "unsupported" (absent counts as supported).
+  if (storage?.TotalSizeInGB !== undefined && storage.NvmeSupport !== 'unsupported') {
     labels[LabelKey.instanceLocalNvme] = String(storage.TotalSizeInGB);
   }
   const bandwidth = networkBandwidthMbps(info);
@@ -103,10 +112,9 @@ export function instanceTypeLabels(info: InstanceTypeInfo, options: { region: st
   if (info.ProcessorInfo.Manufacturer !== undefined) {
     labels[LabelKey.instanceCpuManufacturer] = lowerKebabCase(info.ProcessorInfo.Manufacturer);
   }
-  if (info.ProcessorInfo.SustainedClockSpeedInGhz !== undefined) {
-    // GHz → whole MHz so Gt/Lt can compare it.
-    labels[LabelKey.instanceCpuSustainedClockSpeedMhz] = String(Math.round(info.ProcessorInfo.SustainedClockSpeedInGhz * 1000));
-  }
+  // GHz → whole MHz so Gt/Lt can compare it. Karpenter sets it whenever EC2 reports
+  // ProcessorInfo, reading a missing speed as 0 (m1.small says "0"), so do we.
+  labels[LabelKey.instanceCpuSustainedClockSpeedMhz] = String(Math.round((info.ProcessorInfo.SustainedClockSpeedInGhz ?? 0) * 1000));
   const ebs = info.EbsInfo;
   if (ebs?.EbsOptimizedSupport === 'default' && ebs.EbsOptimizedInfo?.MaximumBandwidthInMbps !== undefined) {
     labels[LabelKey.instanceEbsBandwidth] = String(ebs.EbsOptimizedInfo.MaximumBandwidthInMbps);

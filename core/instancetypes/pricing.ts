@@ -80,3 +80,79 @@ function compareStrings(a: string, b: string): number {
 function roundPrice(price: number): number {
   return Math.round(price * 1e6) / 1e6;
 }
+
+// --- On-demand prices from the AWS Price List (Pricing API GetProducts) ---------------
+
+/**
+ * The part of one GetProducts PriceList entry (a JSON document per product) that matters:
+ * the instance type and its on-demand price per hour. Everything else is ignored.
+ */
+const priceListItemSchema = z.object({
+  product: z.object({ attributes: z.object({ instanceType: z.string().optional() }).optional() }).optional(),
+  terms: z.object({
+    OnDemand: z.record(z.string(), z.object({
+      priceDimensions: z.record(z.string(), z.object({ pricePerUnit: z.record(z.string(), z.string()).optional() })).optional(),
+    })).optional(),
+  }).optional(),
+});
+
+export interface PriceListPage {
+  readonly prices: Record<string, number>;
+  /** Entries that were not JSON or not a price-list product, counted for a warning. */
+  readonly unreadable: number;
+}
+
+/**
+ * On-demand prices of one GetProducts page, per instance type: each OnDemand term's
+ * price dimension in `currency` (USD; CNY in China regions), ignoring zero and unparsable
+ * prices as Karpenter's pricing provider does (pricing.go onDemandPage).
+ */
+export function onDemandPricesFromPriceList(priceList: readonly string[], currency: string): PriceListPage {
+  const prices: Record<string, number> = {};
+  let unreadable = 0;
+  for (const entry of priceList) {
+    let json: unknown;
+    try {
+      json = JSON.parse(entry);
+    } catch {
+      unreadable++;
+      continue;
+    }
+    const item = priceListItemSchema.safeParse(json);
+    if (!item.success) {
+      unreadable++;
+      continue;
+    }
+    const instanceType = item.data.product?.attributes?.instanceType;
+    if (instanceType === undefined || instanceType === '') continue;
+    for (const term of Object.values(item.data.terms?.OnDemand ?? {})) {
+      for (const dimension of Object.values(term.priceDimensions ?? {})) {
+        const price = Number(dimension.pricePerUnit?.[currency]);
+        if (Number.isFinite(price) && price > 0) prices[instanceType] = price;
+      }
+    }
+  }
+  return { prices, unreadable };
+}
+
+/** The currency AWS prices a region in. */
+export function priceCurrency(region: string): string {
+  return region.startsWith('cn-') ? 'CNY' : 'USD';
+}
+
+/**
+ * The Pricing API endpoint region for a cluster region: the API lives in a few regions
+ * only; Karpenter asks the nearest (pricing.go NewAPI): ap-south-1 for ap-*, eu-central-1
+ * for eu-*, cn-northwest-1 for cn-*, else us-east-1.
+ */
+export function pricingEndpointRegion(region: string): string {
+  if (region.startsWith('ap-')) return 'ap-south-1';
+  if (region.startsWith('eu-')) return 'eu-central-1';
+  if (region.startsWith('cn-')) return 'cn-northwest-1';
+  return 'us-east-1';
+}
+
+/** Whether AWS serves the Pricing API for this region at all (not in GovCloud; pricing.go). */
+export function pricingApiServes(region: string): boolean {
+  return !region.startsWith('us-gov');
+}

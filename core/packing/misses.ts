@@ -121,7 +121,11 @@ export function closestTypeMiss(
   pod: { readonly requirements: Requirements; readonly zone: Requirement | undefined; readonly capacityType: Requirement | undefined },
   combined: Requirements,
 ): string {
-  if (pool.types.length === 0) return "the NodePool's own requirements leave no instance type with an available offering";
+  if (pool.types.length === 0) {
+    return pool.noTypeBecause === undefined
+      ? "the NodePool's own requirements leave no instance type with an available offering"
+      : `the NodePool's own requirements leave no instance type: ${pool.noTypeBecause}`;
+  }
   const offerings = {
     zone: combined[LabelKey.zone],
     capacityType: combined[LabelKey.capacityType],

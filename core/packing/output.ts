@@ -1,5 +1,5 @@
 // From the solver's state to the Plan: names, labels, prices, stable ordering.
-import { LabelKey } from '../scheduling/labels';
+import { isProviderDecidedLabel, LabelKey } from '../scheduling/labels';
 import { singleValuedLabels } from '../scheduling/requirements';
 import type { FinalClaim } from './claim';
 import type { Dims } from './dims';
@@ -32,6 +32,10 @@ export function claimName(pool: string, pods: readonly string[], taken: Set<stri
   }
 }
 
+function customLabels(labels: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(labels).filter(([key]) => !isProviderDecidedLabel(key)));
+}
+
 export function roundPrice(price: number): number {
   return Math.round(price * 1e6) / 1e6;
 }
@@ -53,7 +57,9 @@ export function buildPlan(parts: PlanParts): Plan {
     if (chosen === undefined) throw new Error(`claim ${claim.hostname} kept no instance type: the fill admitted pods its target type cannot hold`);
     const pods = [...claim.pods].sort(cmp);
     const labels: Record<string, string> = {
-      ...singleValuedLabels(claim.requirements),
+      // Only custom labels come from requirements (Karpenter's Requirements.Labels): the
+      // provider's labels are the chosen type's and offering's real values, below.
+      ...customLabels(singleValuedLabels(claim.requirements)),
       ...chosen.type.labels,
       [LabelKey.zone]: chosen.offering.zone,
       [LabelKey.capacityType]: chosen.offering.capacityType,

@@ -1,7 +1,7 @@
 // NodePools and the instance types each can launch, prepared once per solve: pool
 // requirements applied to types and offerings, DaemonSet overhead per type, limits.
-import { awsInstanceTypeLabelKeys, LabelKey } from '../scheduling/labels';
-import { matches, type Requirement } from '../scheduling/requirement';
+import { awsInstanceTypeLabelKeys, isProviderDecidedLabel, LabelKey } from '../scheduling/labels';
+import { describeRequirement, matches, type Requirement } from '../scheduling/requirement';
 import { intersectRequirements, parseRequirements, requirementsFromLabels, type Requirements } from '../scheduling/requirements';
 import { toleratesAll, type Taint } from '../scheduling/taints';
 import { add, subtract, type Dims, type Vec } from './dims';
@@ -46,6 +46,8 @@ export interface Pool {
   nodesHeadroom: number;
   /** Why the pool cannot launch anything at all, if so (e.g. invalid requirements). */
   readonly invalid?: string;
+  /** When no type is left: the pool requirements that no instance type meets on its own. */
+  readonly noTypeBecause?: string;
 }
 
 export function hostPortKey(port: { port: number; protocol: string; hostIP: string }): string {
@@ -107,15 +109,24 @@ function buildPool(input: NodePoolInput, order: number, dims: Dims, daemons: rea
   const nodesUsed = input.usage.nodes === undefined ? 0 : Number(input.usage.nodes);
   const typeKeys = new Set<string>([LabelKey.instanceType, LabelKey.arch, LabelKey.os, LabelKey.region, ...awsInstanceTypeLabelKeys]);
   for (const type of input.instanceTypes) for (const key of Object.keys(type.labels)) typeKeys.add(key);
+  // A requirement on a label only the provider decides (placement-group-id, zone-id, a
+  // label of another provider's domain, …) is met by a type that carries it, never by
+  // stamping the wanted value onto the claim: when no type has the label, the pool matches
+  // nothing and says which requirement. Custom labels stay the pool's own to give.
+  for (const key of Object.keys(requirements)) if (isProviderDecidedLabel(key)) typeKeys.add(key);
   typeKeys.delete(LabelKey.zone);
   typeKeys.delete(LabelKey.capacityType);
+  typeKeys.delete(LabelKey.nodePool);
 
+  // A template label on a provider-decided key (instance-family: m5) narrows the types, as
+  // upstream's label requirement does; it is never written over the type's own value.
+  const stampedLabels = Object.fromEntries(Object.entries(templateLabels).filter(([key]) => key === LabelKey.nodePool || !isProviderDecidedLabel(key)));
   const zone = requirements[LabelKey.zone];
   const capacityType = requirements[LabelKey.capacityType];
   const types: PoolType[] = [];
   const byName = [...input.instanceTypes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const type of byName) {
-    const labels = { ...type.labels, ...templateLabels };
+    const labels = { ...type.labels, ...stampedLabels };
     if (!labelsMatch(requirements, labels, typeKeys)) continue;
     const offerings = type.offerings
       .filter((o) => o.available && offeringAllowed(o, zone, capacityType))
@@ -130,12 +141,23 @@ function buildPool(input: NodePoolInput, order: number, dims: Dims, daemons: rea
       daemonOverhead, daemonPorts: running.flatMap((d) => d.ports), offerings,
     });
   }
+  const noTypeBecause = types.length === 0 ? unmetByEveryType(requirements, typeKeys, input.instanceTypes.map((t) => ({ ...t.labels, ...stampedLabels }))) : undefined;
   return {
+    ...(noTypeBecause === undefined ? {} : { noTypeBecause }),
     order, name: input.name, weight: input.weight, requirements, templateLabels, taints: input.taints, types, typeKeys,
     typesByPrice: [...types].sort((a, b) => (a.offerings[0]?.price ?? Infinity) - (b.offerings[0]?.price ?? Infinity) || cmp(a.name, b.name)),
     limited, headroom: subtract(limits, usage), nodesHeadroom: nodesLimit - nodesUsed,
     ...(parsed.ok ? {} : { invalid: `NodePool ${input.name} has invalid requirements: ${parsed.reason}` }),
   };
+}
+
+/** The type-level requirements no instance type meets by itself, named with their values. */
+function unmetByEveryType(requirements: Requirements, typeKeys: ReadonlySet<string>, labelSets: readonly Readonly<Record<string, string>>[]): string | undefined {
+  const unmet = Object.keys(requirements).sort()
+    .map((key) => requirements[key])
+    .filter((r): r is Requirement => r !== undefined && typeKeys.has(r.key) && !labelSets.some((labels) => matches(r, labels[r.key])))
+    .map((r) => `${describeRequirement(r)} (no instance type ${labelSets.some((labels) => labels[r.key] !== undefined) ? 'has such a value' : 'carries this label'})`);
+  return unmet.length === 0 ? undefined : unmet.join('; ');
 }
 
 export function cmp(a: string, b: string): number {

@@ -16,6 +16,8 @@ export const LabelKey = {
   instanceHypervisor: 'karpenter.k8s.aws/instance-hypervisor',
   instanceEncryptionInTransitSupported: 'karpenter.k8s.aws/instance-encryption-in-transit-supported',
   instanceCategory: 'karpenter.k8s.aws/instance-category',
+  instanceCapabilityFlex: 'karpenter.k8s.aws/instance-capability-flex',
+  instanceTenancy: 'karpenter.k8s.aws/instance-tenancy',
   instanceFamily: 'karpenter.k8s.aws/instance-family',
   instanceGeneration: 'karpenter.k8s.aws/instance-generation',
   instanceSize: 'karpenter.k8s.aws/instance-size',
@@ -43,6 +45,8 @@ export const awsInstanceTypeLabelKeys: readonly string[] = [
   LabelKey.instanceHypervisor,
   LabelKey.instanceEncryptionInTransitSupported,
   LabelKey.instanceCategory,
+  LabelKey.instanceCapabilityFlex,
+  LabelKey.instanceTenancy,
   LabelKey.instanceFamily,
   LabelKey.instanceGeneration,
   LabelKey.instanceSize,
@@ -93,4 +97,32 @@ export const labelAliases: Readonly<Record<string, string>> = {
 
 export function normalizeLabelKey(key: string): string {
   return labelAliases[key] ?? key;
+}
+
+/**
+ * Label domains no NodePool can provide by stamping (Karpenter core labels.go
+ * RestrictedLabelDomains plus the AWS provider's), with the sub-domains left open to users
+ * (LabelDomainExceptions). The other providers' domains are here too: no EC2 type carries
+ * their labels, so stamping one would promise what no node has.
+ */
+const providerLabelDomains = ['kubernetes.io', 'k8s.io', 'karpenter.sh', 'karpenter.k8s.aws', 'karpenter.azure.com', 'karpenter.k8s.azure'] as const;
+const userLabelDomainExceptions = ['kops.k8s.io', 'node.kubernetes.io', 'node-restriction.kubernetes.io'] as const;
+
+/**
+ * Whether only the cloud provider (instance type, offering) or Karpenter itself decides
+ * this label, so a requirement on it is met by the node's real value and never by
+ * stamping the required value onto the claim (Karpenter's IsRestrictedNodeLabel, which
+ * its Requirements.Labels() skips). Keys outside these domains are custom labels: a
+ * NodePool's requirement on one is a label the NodePool gives its nodes.
+ */
+export function isProviderDecidedLabel(key: string): boolean {
+  const normalized = normalizeLabelKey(key);
+  if (wellKnownLabels.has(normalized) || normalized === LabelKey.hostname) return true;
+  const slash = normalized.indexOf('/');
+  if (slash < 0) return false;
+  const domain = normalized.slice(0, slash);
+  // Plain suffixes, as upstream compares them (strings.HasSuffix).
+  const within = (suffix: string): boolean => domain.endsWith(suffix);
+  if (userLabelDomainExceptions.some(within)) return false;
+  return providerLabelDomains.some(within);
 }

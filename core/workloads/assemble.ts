@@ -159,7 +159,7 @@ export function assembleObjects(documents: readonly ObjectDocument[], options: A
           }
           continue;
         case 'invalid':
-          diagnostics.push(`${where}: invalid, skipped: ${karpenter.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+          diagnostics.push(`${where}: invalid, skipped: ${karpenter.issues.map((i) => `${i.path}: ${i.message}. Fix: ${i.fix}`).join('; ')}`);
           continue;
         case 'unsupported':
           diagnostics.push(`${where}: skipped: ${karpenter.reason}`);

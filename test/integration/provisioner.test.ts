@@ -41,7 +41,7 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
     await lh?.close();
   });
 
-  async function createNodePool(name: string, nodeClass: string, options: { weight?: number; limits?: Record<string, string>; types?: string[]; labels?: Record<string, string> } = {}) {
+  async function createNodePool(name: string, nodeClass: string, options: { weight?: number; limits?: Record<string, string>; types?: string[]; labels?: Record<string, string>; requirements?: { key: string; operator: string; values?: string[] }[] } = {}) {
     await lh.guest.customObjects.createClusterCustomObject({
       group: 'karpenter.sh',
       version: 'v1',
@@ -60,6 +60,7 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
               requirements: [
                 { key: 'node.kubernetes.io/instance-type', operator: 'In', values: options.types ?? ['m5.large', 'm5.xlarge', 'm5.2xlarge', 'c5.large', 'c5.xlarge', 'r5.large'] },
                 { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+                ...(options.requirements ?? []),
               ],
               taints: [testTaint()],
               expireAfter: 'Never',
@@ -215,6 +216,37 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
     expect(status.conditions).toContainEqual(expect.objectContaining({ type: 'NodeClassReady', status: 'False', message: expect.stringContaining('no-such-class') }));
     expect(status.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'False' }));
     expect(await claimsOf(broken)).toHaveLength(0);
+  });
+
+  // Issue 14: a well-known label is the instance type's to carry, never the pool's to stamp;
+  // another provider's selector is refused on the pool's status with the EC2 label to use.
+  it('a pool requiring instance-capability-flex In [true] launches a -flex type labelled so; a pool with an AKS selector is refused with the fix', async () => {
+    const flex = `flex-${lh.id}`;
+    const aks = `aks-${lh.id}`;
+    const flexLabel = 'karpenter.k8s.aws/instance-capability-flex';
+    await createNodePool(flex, lh.nodeClassName, { types: ['c7i-flex.large', 'c7i-flex.xlarge', 't3.small', 'm5.large'], requirements: [{ key: flexLabel, operator: 'In', values: ['true'] }] });
+    await createNodePool(aks, lh.nodeClassName, { requirements: [{ key: 'karpenter.azure.com/sku-family', operator: 'In', values: ['D'] }] });
+    await deploy('flexible', 1, { cpu: '500m', memory: '256Mi' }, { 'karpenter.sh/nodepool': flex });
+    const [claim] = await eventually('a launched NodeClaim of the flex pool', async () => {
+      const launched = (await claimsOf(flex)).filter((c) => c.metadata.labels?.['node.kubernetes.io/instance-type'] !== undefined);
+      return launched.length > 0 ? launched : undefined;
+    });
+    expect(claim?.metadata.labels?.['node.kubernetes.io/instance-type']).toMatch(/^c7i-flex\./);
+    expect(claim?.metadata.labels?.[flexLabel]).toBe('true');
+    await eventually('the flex pod Running', async () => running(await podsOf('flexible')).length === 1);
+
+    const stored = z.object({ status: z.object({ conditions: z.array(z.object({ type: z.string(), status: z.string(), reason: z.string().optional(), message: z.string().optional() })) }) });
+    const status = await eventually('the AKS pool refused on its status', async () => {
+      const raw = await lh.guest.customObjects.getClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name: aks });
+      const parsed = stored.safeParse(raw);
+      return parsed.success && parsed.data.status.conditions.some((c) => c.type === 'ValidationSucceeded') ? parsed.data.status : undefined;
+    });
+    expect(status.conditions).toContainEqual(expect.objectContaining({
+      type: 'ValidationSucceeded', status: 'False', reason: 'InvalidNodePool',
+      message: expect.stringMatching(/spec\.template\.spec\.requirements\[2\]\.key: karpenter\.azure\.com\/sku-family is another provider's label.*Fix: replace it with karpenter\.k8s\.aws\/instance-category/),
+    }));
+    expect(await claimsOf(aks)).toHaveLength(0);
+    await apps.deleteNamespacedDeployment({ namespace, name: 'flexible' });
   });
 
   it('reports an invalid EC2NodeClass on its status and with an Event, its pools say so, and the other pools keep provisioning', async () => {

@@ -40,6 +40,16 @@ describe('autonode validate', () => {
     expect(stdout).toBe('1 valid, 1 invalid, 0 skipped (not Karpenter kinds)\n');
   });
 
+  it('refuses the AKS NodePool, naming its sku-family requirement and the EC2 label to use instead', () => {
+    const { code, stderr, stdout } = run(runValidate, { 'aks.yaml': seed('002-aks-nodepool.yaml') });
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      'error: aks.yaml, document 1 (NodePool general-purpose, line 1): spec.template.spec.requirements[3].key: karpenter.azure.com/sku-family is another provider\'s label',
+    );
+    expect(stderr).toMatch(/\(got "karpenter\.azure\.com\/sku-family"\)\. Fix: replace it with karpenter\.k8s\.aws\/instance-category/);
+    expect(stdout).toBe('0 valid, 1 invalid, 0 skipped (not Karpenter kinds)\n');
+  });
+
   it('reports the AKSNodeClass as unsupported by this provider', () => {
     const { code, stderr } = run(runValidate, { 'aks.yaml': seed('002-aks-nodeclass.yaml') });
     expect(code).toBe(1);

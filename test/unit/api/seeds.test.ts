@@ -65,8 +65,24 @@ describe('seed 000 (HyperShift): v1beta1 NodePool and EC2NodeClass', () => {
 });
 
 describe('seed 002 (AKS)', () => {
-  it('accepts the v1beta1 NodePool with a name-only nodeClassRef and expireAfter Never', () => {
+  it('refuses the v1beta1 NodePool: its sku-family selector is Azure\'s, and the fix names the EC2 label to use', () => {
     const [nodePool] = seedDocuments('002-aks-nodepool.yaml');
+    // Rather than plan nodes that "match nothing" yet carry the Azure label (issue 14).
+    expect(normaliseDocument(nodePool)).toEqual({
+      status: 'invalid',
+      issues: [{
+        path: 'spec.template.spec.requirements[3].key',
+        value: 'karpenter.azure.com/sku-family',
+        message: expect.stringContaining("karpenter.azure.com/sku-family is another provider's label"),
+        fix: expect.stringContaining('karpenter.k8s.aws/instance-category'),
+      }],
+    });
+  });
+
+  it('accepts the same pool with the sku-family selector translated by hand, name-only nodeClassRef and expireAfter Never', () => {
+    const [seedPool] = seedDocuments('002-aks-nodepool.yaml');
+    const nodePool = structuredClone(seedPool) as { spec: { template: { spec: { requirements: unknown[] } } } };
+    nodePool.spec.template.spec.requirements[3] = { key: 'karpenter.k8s.aws/instance-category', operator: 'In', values: ['m'] };
     const { objects, warnings } = expectOk(normaliseDocument(nodePool));
     expect(objects).toEqual([
       {
@@ -80,7 +96,7 @@ describe('seed 002 (AKS)', () => {
                 { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
                 { key: 'kubernetes.io/os', operator: 'In', values: ['linux'] },
                 { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-                { key: 'karpenter.azure.com/sku-family', operator: 'In', values: ['D'] },
+                { key: 'karpenter.k8s.aws/instance-category', operator: 'In', values: ['m'] },
               ],
               nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
               expireAfter: 'Never',
@@ -90,8 +106,7 @@ describe('seed 002 (AKS)', () => {
         },
       },
     ]);
-    // The Azure SKU label exists on no EC2 instance type: say so rather than launch nothing silently.
-    expect(warnings).toEqual([expect.stringMatching(/^spec\.template\.spec\.requirements\[3\]\.key: karpenter\.azure\.com\/sku-family is another provider's label/)]);
+    expect(warnings).toEqual([]);
   });
 
   it('reports the AKSNodeClass as unsupported by this provider, not as malformed', () => {

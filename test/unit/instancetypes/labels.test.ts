@@ -12,6 +12,7 @@ describe('instance-type labels', () => {
       [aws('instance-cpu')]: '2', [aws('instance-cpu-manufacturer')]: 'intel', [aws('instance-cpu-sustained-clock-speed-mhz')]: '3100',
       [aws('instance-memory')]: '8192', [aws('instance-ebs-bandwidth')]: '4750', [aws('instance-network-bandwidth')]: '750',
       [aws('instance-hypervisor')]: 'nitro', [aws('instance-encryption-in-transit-supported')]: 'false',
+      [aws('instance-capability-flex')]: 'false', [aws('instance-tenancy')]: 'default',
       'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux', 'node.kubernetes.io/instance-type': 'm5.large', 'topology.kubernetes.io/region': 'us-east-1',
     }],
     ['g4dn.xlarge', {
@@ -20,6 +21,7 @@ describe('instance-type labels', () => {
       [aws('instance-memory')]: '16384', [aws('instance-ebs-bandwidth')]: '3500', [aws('instance-network-bandwidth')]: '5000',
       [aws('instance-hypervisor')]: 'nitro', [aws('instance-encryption-in-transit-supported')]: 'true', [aws('instance-local-nvme')]: '125',
       [aws('instance-gpu-name')]: 't4', [aws('instance-gpu-manufacturer')]: 'nvidia', [aws('instance-gpu-count')]: '1', [aws('instance-gpu-memory')]: '16384',
+      [aws('instance-capability-flex')]: 'false', [aws('instance-tenancy')]: 'default',
       'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux', 'node.kubernetes.io/instance-type': 'g4dn.xlarge', 'topology.kubernetes.io/region': 'us-east-1',
     }],
     ['m6g.large', {
@@ -27,6 +29,7 @@ describe('instance-type labels', () => {
       [aws('instance-cpu')]: '2', [aws('instance-cpu-manufacturer')]: 'aws', [aws('instance-cpu-sustained-clock-speed-mhz')]: '2500',
       [aws('instance-memory')]: '8192', [aws('instance-ebs-bandwidth')]: '4750', [aws('instance-network-bandwidth')]: '750',
       [aws('instance-hypervisor')]: 'nitro', [aws('instance-encryption-in-transit-supported')]: 'false',
+      [aws('instance-capability-flex')]: 'false', [aws('instance-tenancy')]: 'default',
       'kubernetes.io/arch': 'arm64', 'kubernetes.io/os': 'linux', 'node.kubernetes.io/instance-type': 'm6g.large', 'topology.kubernetes.io/region': 'us-east-1',
     }],
     // metal: no hypervisor, so no hypervisor label
@@ -35,6 +38,7 @@ describe('instance-type labels', () => {
       [aws('instance-cpu')]: '96', [aws('instance-cpu-manufacturer')]: 'intel', [aws('instance-cpu-sustained-clock-speed-mhz')]: '3100',
       [aws('instance-memory')]: '393216', [aws('instance-ebs-bandwidth')]: '19000', [aws('instance-network-bandwidth')]: '25000',
       [aws('instance-encryption-in-transit-supported')]: 'false',
+      [aws('instance-capability-flex')]: 'false', [aws('instance-tenancy')]: 'default',
       'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux', 'node.kubernetes.io/instance-type': 'm5.metal', 'topology.kubernetes.io/region': 'us-east-1',
     }],
     ['i3.large', {
@@ -42,6 +46,7 @@ describe('instance-type labels', () => {
       [aws('instance-cpu')]: '2', [aws('instance-cpu-manufacturer')]: 'intel', [aws('instance-cpu-sustained-clock-speed-mhz')]: '2300',
       [aws('instance-memory')]: '15616', [aws('instance-ebs-bandwidth')]: '425', [aws('instance-network-bandwidth')]: '750',
       [aws('instance-hypervisor')]: 'xen', [aws('instance-encryption-in-transit-supported')]: 'false', [aws('instance-local-nvme')]: '475',
+      [aws('instance-capability-flex')]: 'false', [aws('instance-tenancy')]: 'default',
       'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux', 'node.kubernetes.io/instance-type': 'i3.large', 'topology.kubernetes.io/region': 'us-east-1',
     }],
   ])('%s', (name, labels) => {
@@ -53,7 +58,11 @@ describe('instance-type labels', () => {
     ['t3.medium', { [aws('instance-network-bandwidth')]: '256', [aws('instance-category')]: 't' }],
     ['p4d.24xlarge', { [aws('instance-network-bandwidth')]: '400000', [aws('instance-gpu-name')]: 'a100', [aws('instance-gpu-count')]: '8', [aws('instance-gpu-memory')]: '40960' }],
     ['inf2.xlarge', { [aws('instance-accelerator-name')]: 'inferentia2', [aws('instance-accelerator-manufacturer')]: 'aws', [aws('instance-accelerator-count')]: '1' }],
-    ['m7i-flex.large', { [aws('instance-family')]: 'm7i-flex', [aws('instance-category')]: 'm', [aws('instance-generation')]: '7' }],
+    ['m7i-flex.large', { [aws('instance-family')]: 'm7i-flex', [aws('instance-category')]: 'm', [aws('instance-generation')]: '7', [aws('instance-capability-flex')]: 'true' }],
+    ['c7i-flex.large', { [aws('instance-capability-flex')]: 'true', [aws('instance-tenancy')]: 'default' }],
+    ['c7i.large', { [aws('instance-capability-flex')]: 'false' }],
+    // EC2 reports no sustained clock speed for the oldest types; Karpenter's label says 0
+    ['m1.small', { [aws('instance-cpu-sustained-clock-speed-mhz')]: '0', [aws('instance-capability-flex')]: 'false' }],
     ['u-6tb1.112xlarge', { [aws('instance-category')]: 'u', [aws('instance-generation')]: '1', [aws('instance-family')]: 'u-6tb1' }],
   ])('%s carries %j', (name, subset) => {
     expect(instanceTypeLabels(ec2Facts(name), { region: 'us-east-1' })).toEqual(expect.objectContaining(subset));

@@ -239,7 +239,7 @@ describe('NodePools', () => {
     // The broken document starts on the line after everything before it.
     const line = yamlStream(ec2NodeClassV1(), good, '').split('\n').length;
     expect(input.nodePools.map((p) => p.name)).toEqual(['good']);
-    expect(diagnostics).toEqual([`pools.yaml:${line}: NodePool/no-class: invalid, skipped: spec.template.spec.nodeClassRef: nodeClassRef is required`]);
+    expect(diagnostics).toEqual([`pools.yaml:${line}: NodePool/no-class: invalid, skipped: spec.template.spec.nodeClassRef: nodeClassRef is required. Fix: set nodeClassRef (object)`]);
   });
 
   it('skips every pool, with a reason, for a region outside the bundled catalog', () => {
