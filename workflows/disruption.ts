@@ -13,7 +13,7 @@ import {
 } from '@temporalio/workflow';
 import type { DisruptionActivities, PodEventMemory } from '../activities/disruption/activity';
 import type { ProvisionerActivities } from '../activities/provisioner/activity';
-import { batchToCreate } from '../core/provisioning/batch';
+import { batchToCreate, type PlannedBatch } from '../core/provisioning/batch';
 import type { Blocked, DisruptionCommand } from '../core/disruption';
 import { ClusterRefSchema, TaskQueuesSchema, defaultTaskQueues, durationToMs, type ClusterRef, type TaskQueues } from '../core/lifecycle';
 import { AutoNodeCluster, AutoNodePhase } from './search-attributes';
@@ -49,7 +49,11 @@ export interface DisruptionWorkflowInput {
   replacementTimeout?: string;
   /** the provisioner's batch max, for the nomination window */
   batchMax?: string;
-  carried?: { memory: PodEventMemory; rounds: number; commands: number; lastCommand?: DisruptionStatus['lastCommand'] };
+  /** Karpenter's SpotToSpotConsolidation feature gate: replace spot nodes with cheaper spot (default off) */
+  spotToSpot?: boolean;
+  /** how many consolidation candidates one round simulates at most */
+  consolidationTries?: number;
+  carried?: { memory: PodEventMemory; rounds: number; commands: number; lastCommand?: DisruptionStatus['lastCommand']; tried?: Record<string, string> };
 }
 
 // the replacement plan is a packing batch: the packing queue, heartbeats while solving
@@ -89,6 +93,8 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
   const batchMaxMs = durationToMs(input.batchMax ?? '10s') ?? 10_000;
 
   let memory: PodEventMemory = input.carried?.memory ?? {};
+  // consolidation candidates simulated without a command, by the pod set they had then: not simulated again until it changes
+  let tried: Record<string, string> = input.carried?.tried ?? {};
   let now = false;
   const status: DisruptionStatus = { cluster: cluster.name, rounds: input.carried?.rounds ?? 0, commands: input.carried?.commands ?? 0, blocked: [], ...(input.carried?.lastCommand ? { lastCommand: input.carried.lastCommand } : {}) };
   setHandler(disruptionStatusQuery, () => status);
@@ -109,10 +115,10 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
    * are Initialized, and only then delete the candidates. A replacement that fails gives
    * the command up: the taints go, the candidates stay.
    */
-  async function carryOut(command: DisruptionCommand): Promise<void> {
-    let replacements: string[] = [];
-    let planned: Awaited<ReturnType<typeof packing.planReplacements>> | undefined;
-    if (command.replace) {
+  async function carryOut(command: DisruptionCommand, simulated?: PlannedBatch): Promise<void> {
+    let replacements: string[] = simulated?.claims.map((c) => c.name) ?? [];
+    let planned: PlannedBatch | undefined = simulated;
+    if (command.replace && planned === undefined) {
       step(command, 'planning replacements');
       planned = await packing.planReplacements({ cluster, taskQueues, batchId: uuid4(), nodes: command.candidates.map((c) => c.node), unavailable: [] });
       if (planned.unschedulable > 0) return done(command, 'abandoned', `${planned.unschedulable} pod(s) would fit nowhere without the node(s)`);
@@ -158,9 +164,25 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     status.rounds++;
     status.lastRound = { at: stamp(), nodes: round.nodes, considered: round.considered };
     status.blocked = round.blocked;
-    const command = round.command;
+    let command = round.command;
+    let simulated: PlannedBatch | undefined;
+    if (!command && round.consolidate) {
+      tried = Object.fromEntries(Object.entries(tried).filter(([claim, pods]) => memory[claim]?.pods === pods));
+      for (const c of round.consolidate.filter((x) => tried[x.nodeClaim] === undefined).slice(0, input.consolidationTries ?? 3)) {
+        const sim = await packing.simulateConsolidation({ cluster, taskQueues, batchId: uuid4(), unavailable: [], nodeClaim: c.nodeClaim, node: c.node, spotToSpot: input.spotToSpot ?? false });
+        if (sim.decision.kind === 'reject') {
+          tried[c.nodeClaim] = memory[c.nodeClaim]?.pods ?? '';
+          status.blocked.push({ nodeClaim: c.nodeClaim, method: 'consolidation', reason: sim.decision.reason });
+          continue;
+        }
+        const saves = `saves $${sim.decision.savingsPerHour.toFixed(4)}/h`;
+        command = { method: 'consolidation', reason: 'Underutilized', candidates: [c], replace: sim.decision.kind === 'replace', summary: sim.decision.kind === 'delete' ? `underutilized: its pods fit elsewhere, ${saves}` : `underutilized: one cheaper node (${sim.decision.options.slice(0, 3).join(', ')}${sim.decision.options.length > 3 ? ', …' : ''}) ${saves}` };
+        if (sim.decision.kind === 'replace') simulated = sim.planned;
+        break;
+      }
+    }
     if (command) {
-      await carryOut(command);
+      await carryOut(command, simulated);
       delete status.inFlight;
       // a command given up waits for the next poll: the same plan at once would fail the same way
       if (status.lastCommand?.outcome === 'abandoned') await condition(() => now, pollMs);
@@ -172,7 +194,7 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     const info = workflowInfo();
     if (info.continueAsNewSuggested || info.historyLength > 2_000) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof disruptionWorkflow>({ ...input, carried: { memory, rounds: status.rounds, commands: status.commands, ...(status.lastCommand ? { lastCommand: status.lastCommand } : {}) } });
+      await continueAsNew<typeof disruptionWorkflow>({ ...input, carried: { memory, rounds: status.rounds, commands: status.commands, ...(status.lastCommand ? { lastCommand: status.lastCommand } : {}), tried } });
     }
   }
 }

@@ -11,6 +11,7 @@ import {
   nominationWindowMs,
   stillValid,
   type Blocked,
+  type CommandCandidate,
   type CandidateNode,
   type CandidatePod,
   type DisruptionCommand,
@@ -53,6 +54,8 @@ export interface PlanRoundInput {
 
 export interface PlanRoundResult {
   command?: DisruptionCommand;
+  /** single-node consolidation's candidates, when there is no command */
+  consolidate?: CommandCandidate[];
   considered: Record<string, number>;
   blocked: Blocked[];
   memory: PodEventMemory;
@@ -263,7 +266,7 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
       for (const b of round.blocked) {
         await event({ involvedObject: { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: b.nodeClaim }, type: 'Normal', reason: 'DisruptionBlocked', message: `Cannot disrupt NodeClaim: ${b.reason}` });
       }
-      return { ...(round.command ? { command: round.command } : {}), considered: round.considered, blocked: round.blocked, memory: read.memory, nodes: read.nodes };
+      return { ...(round.command ? { command: round.command } : {}), ...(round.consolidate?.length ? { consolidate: round.consolidate } : {}), considered: round.considered, blocked: round.blocked, memory: read.memory, nodes: read.nodes };
     },
 
     async validateCommand(raw: { cluster: ClusterRef; command: DisruptionCommand; memory?: PodEventMemory; batchMaxMs?: number }): Promise<{ ok: true } | { ok: false; reason: string }> {

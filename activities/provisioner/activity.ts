@@ -9,6 +9,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { type Condition } from '../../core/api';
 import { conditionSchema } from '../../core/api/primitives';
 import { ClusterRefSchema, TaskQueuesSchema, setCondition, type ConditionUpdate, type NodeClaimWorkflowInput } from '../../core/lifecycle';
+import { consolidationDecision, type CapacityType, type ConsolidationDecision, type ReplacementOption } from '../../core/disruption';
 import { OptionLists, podDisposition, batchResult, batchToCreate, type BatchResult, type CreatedClaims, type PlannedBatch, type PoolStatus, asPlannedCapacity, claimManifest, claimTemplate, compactClaim, poolUsage, type ClaimTemplate, type ClaimUsage, type CompactClaim } from '../../core/provisioning';
 import { assembleObjects, type ObjectDocument } from '../../core/workloads/assemble';
 import { type ClusterResolver } from '../cluster';
@@ -90,7 +91,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
    * Reads, solves and says (unless `quiet`) what it planned. `view` changes the world before
    * planning: a disruption asks what its candidates' pods would need without them.
    */
-  async function planWith(raw: ProvisionBatchInput, options: { view?: (world: World) => World; quiet?: boolean } = {}): Promise<PlannedBatch> {
+  async function planWith(raw: ProvisionBatchInput, options: { view?: (world: World) => World; quiet?: boolean; catalog?: (world: World, typesByClass: ReadonlyMap<string, CatalogResult>) => void } = {}): Promise<PlannedBatch> {
     const input = ProvisionBatchInputSchema.parse(raw);
     const heartbeat = (stage: string) => Context.current().heartbeat({ stage });
     const { guest, cloud } = await deps.resolve(input.cluster);
@@ -116,6 +117,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     planned.skipped.push(...skipped);
     // an invalid class is reported by name, not as missing
     const typesByClass = new Map<string, CatalogResult>([...invalidClasses, ...(await cloudCatalog(cloud, classes, input.unavailable, { scope: input.cluster.name, resolutions }))]);
+    options.catalog?.(world, typesByClass);
     heartbeat('plan');
 
     const live = world.nodeClaims.filter((c) => c.metadata.deletionTimestamp === undefined);
@@ -267,6 +269,49 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     async planReplacements(raw: ProvisionBatchInput & { nodes: string[] }): Promise<PlannedBatch> {
       const leaving = new Set(z.array(z.string()).parse(raw.nodes));
       return planWith(raw, { view: (world) => withoutNodes(world, leaving), quiet: true });
+    },
+    /**
+     * Single-node consolidation's simulation: the candidate's pods planned without it, and
+     * Karpenter's verdict on the plan (core/disruption/consolidate.ts). A replacement's
+     * claim is narrowed to the options the price rules kept (and to spot when forced), so
+     * what is launched is what was judged cheaper.
+     */
+    async simulateConsolidation(raw: ProvisionBatchInput & { nodeClaim: string; node: string; spotToSpot?: boolean }): Promise<{ planned: PlannedBatch; decision: ConsolidationDecision }> {
+      let before: World | undefined;
+      let catalog: ReadonlyMap<string, CatalogResult> = new Map();
+      const view = (world: World) => {
+        before = world;
+        return withoutNodes(world, new Set([raw.node]));
+      };
+      const planned = await planWith(raw, { view, quiet: true, catalog: (_world, types) => void (catalog = types) });
+      const candidateClaim = before?.nodeClaims.find((c) => c.metadata.name === raw.nodeClaim);
+      const types = new Map<string, ReplacementOption>();
+      for (const result of catalog.values()) if (result.ok) for (const t of result.instanceTypes) types.set(t.name, { instanceType: t.name, offerings: t.offerings });
+      const labels = candidateClaim?.metadata.labels ?? {};
+      const current = types.get(labels['node.kubernetes.io/instance-type'] ?? '')?.offerings.find((o) => o.zone === labels['topology.kubernetes.io/zone'] && o.capacityType === labels['karpenter.sh/capacity-type']);
+      const capacityTypesOf = (requirements: readonly { key: string; operator: string; values?: string[] | undefined }[]): CapacityType[] => {
+        const r = requirements.find((x) => x.key === 'karpenter.sh/capacity-type' && x.operator === 'In');
+        return (r?.values ?? ['spot', 'on-demand']).filter((v): v is CapacityType => v === 'spot' || v === 'on-demand');
+      };
+      const decision = consolidationDecision(
+        {
+          ...(current && current.price > 0 ? { candidate: { price: current.price, capacityType: current.capacityType } } : {}),
+          claims: planned.claims.map((c) => ({ name: c.name, options: planned.optionLists[c.options] ?? [], capacityTypes: capacityTypesOf(c.requirements) })),
+          unschedulable: planned.unschedulable,
+          types,
+        },
+        { spotToSpot: raw.spotToSpot ?? false },
+      );
+      if (decision.kind === 'replace') {
+        // the replacement launches only what the price rules kept
+        planned.optionLists = [...planned.optionLists, decision.options];
+        planned.claims = planned.claims.map((c) =>
+          c.name !== decision.claim
+            ? c
+            : { ...c, options: planned.optionLists.length - 1, requirements: [...c.requirements.filter((r) => r.key !== 'karpenter.sh/capacity-type'), { key: 'karpenter.sh/capacity-type', operator: 'In', values: decision.capacityTypes }] },
+        );
+      }
+      return { planned, decision };
     },
     createClaims,
     /** Both steps in one activity: the provisioner's histories from before `plan-then-create` still call it. */

@@ -3,3 +3,4 @@ export * from './candidates';
 export * from './price';
 export * from './drift';
 export * from './round';
+export * from './consolidate';

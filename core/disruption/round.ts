@@ -41,6 +41,8 @@ export interface Blocked {
 
 export interface RoundResult {
   command?: DisruptionCommand;
+  /** when no command: single-node consolidation's candidates, cheapest to disrupt first, each within its pool's budget (the workflow simulates them in turn) */
+  consolidate?: CommandCandidate[];
   /** candidates each method considered */
   considered: Partial<Record<DisruptionMethod, number>>;
   /** nodes a method would have taken but for a rule the admin controls (pods, budgets, annotations) */
@@ -98,11 +100,33 @@ export function driftCommand(input: RoundInput, result: RoundResult): Disruption
   return undefined;
 }
 
+/**
+ * Single-node consolidation's candidates (singlenodeconsolidation.go): busy, consolidatable
+ * nodes of pools that consolidate underused nodes, within the pool's budget for
+ * `Underutilized`, cheapest to disrupt first. Whether one is worth it is the simulation's.
+ */
+export function consolidationCandidates(input: RoundInput, result: RoundResult): CommandCandidate[] {
+  const eligible = input.nodes.filter((n) => candidateVerdict(n, input.pools.get(n.nodePool ?? ''), 'consolidation', input.now).ok);
+  result.considered.consolidation = eligible.length;
+  const out: CommandCandidate[] = [];
+  for (const n of [...eligible].sort((a, b) => disruptionCost(a) - disruptionCost(b) || a.nodeClaim.localeCompare(b.nodeClaim))) {
+    const pool = input.pools.get(n.nodePool!)!;
+    const blocked = budgetBlock(pool.budgets, 'Underutilized', pool.counts, new Date(input.now));
+    if (blocked !== undefined) {
+      result.blocked.push({ nodeClaim: n.nodeClaim, method: 'consolidation', reason: blocked });
+      continue;
+    }
+    out.push({ nodeClaim: n.nodeClaim, node: n.node!, nodePool: n.nodePool! });
+  }
+  return out;
+}
+
 /** One round: the first method that yields a command wins — emptiness, then drift (consolidation follows as it lands). */
 export function disruptionRound(input: RoundInput): RoundResult {
   const result: RoundResult = { considered: {}, blocked: [] };
   const command = emptinessCommand(input, result) ?? driftCommand(input, result);
   if (command) result.command = command;
+  else result.consolidate = consolidationCandidates(input, result);
   return result;
 }
 

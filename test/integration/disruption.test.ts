@@ -238,4 +238,57 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
       await lh.guest.customObjects.deleteClusterCustomObject({ ...classes, name }).catch(() => undefined);
     }
   });
+
+  it('an underused node whose pods fit on the others is consolidated away (delete)', async () => {
+    const name = `frag-${lh.id}`;
+    await lh.guest.customObjects.createClusterCustomObject({
+      group: 'karpenter.sh',
+      version: 'v1',
+      plural: 'nodepools',
+      body: {
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        metadata: { name },
+        spec: {
+          disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '5s', budgets: [{ nodes: '1' }] },
+          template: {
+            spec: {
+              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: lh.nodeClassName },
+              // two 1500m pods per 4-vCPU node
+              requirements: [
+                { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.xlarge'] },
+                { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+              ],
+              taints: [{ key: 'autonode.io/test', value: lh.id, effect: 'NoSchedule' }],
+              expireAfter: 'Never',
+            },
+          },
+        },
+      },
+    });
+    await deploy('frag', 4, name);
+    const two = await eventually('two full nodes', async () => {
+      const all = await claimsOf(name);
+      const pods = (await lh.guest.core.listNamespacedPod({ namespace, labelSelector: 'app=frag' })).items;
+      return all.length === 2 && all.every(initialized) && pods.filter((p) => p.status?.phase === 'Running').length === 4 ? { all, pods } : undefined;
+    }, 240_000);
+    // keep one pod on each node (the ReplicaSet removes the cheapest to delete first): two half-empty nodes
+    const keep = [...new Map(two.pods.map((p) => [p.spec!.nodeName!, p])).values()];
+    expect(keep).toHaveLength(2);
+    for (const p of keep) await lh.guest.core.patchNamespacedPod({ namespace, name: p.metadata!.name!, body: { metadata: { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '1000' } } } }, mergePatch);
+    await apps.patchNamespacedDeploymentScale({ namespace, name: 'frag', body: { spec: { replicas: 2 } } }, mergePatch);
+    const disruption = await startDisruption();
+
+    const one = await eventually('one node left, running both pods', async () => {
+      const all = await claimsOf(name);
+      const pods = (await lh.guest.core.listNamespacedPod({ namespace, labelSelector: 'app=frag' })).items;
+      return all.length === 1 && pods.length === 2 && pods.every((p) => p.status?.phase === 'Running' && p.spec?.nodeName === all[0]!.status?.nodeName) ? all : undefined;
+    }, 240_000);
+    expect(two.all.map((c) => c.metadata.name)).toContain(one[0]!.metadata.name);
+    const status = await eventually('the command recorded', async () => {
+      const s = await disruption.query<DisruptionStatus>('status');
+      return s.lastCommand?.command.method === 'consolidation' ? s : undefined;
+    }, 30_000);
+    expect(status.lastCommand).toEqual(expect.objectContaining({ outcome: 'done', command: expect.objectContaining({ method: 'consolidation', reason: 'Underutilized', replace: false, summary: expect.stringContaining('fit elsewhere') }) }));
+  });
 });

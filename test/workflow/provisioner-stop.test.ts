@@ -30,6 +30,9 @@ beforeAll(async () => {
     async planReplacements(): Promise<PlannedBatch> {
       throw new Error('not in this test');
     },
+    async simulateConsolidation(): Promise<never> {
+      throw new Error('not in this test');
+    },
     async createClaims(): Promise<CreatedClaims> {
       return { created: [], resumed: [], refused: [] };
     },
