@@ -19,7 +19,8 @@ import { temporal } from '@temporalio/proto';
 import { enablementWorkflowId } from '../../core/lifecycle';
 import { createClusterNetwork } from '../../dev/autonode/ec2-fixtures';
 import { LOCAL_RELEASE_IMAGE, createLocalHostedCluster } from '../../dev/autonode/hosted-cluster';
-import { instanceUserData, SimulatedKubeletFleet } from '../../dev/simkubelet';
+import { NODE_BOOTSTRAPPER_TOKEN_SECRET } from '../../dev/autonode/node-ignition';
+import { NODE_BOOTSTRAPPER, instanceUserData, SimulatedKubeletFleet } from '../../dev/simkubelet';
 import { type EnablementStatus } from '../../workflows/enablement';
 import { installCrds } from '../support/crds';
 import { eventually } from '../support/eventually';
@@ -229,5 +230,28 @@ describe('enablement and teardown survive a SIGKILLed worker (real process, real
     expect((await readHc()).metadata.finalizers ?? []).not.toContain('autonode.io/enablement');
     await expect(management.core.readNamespacedSecret({ namespace: hc.namespace, name: autonodeKubeconfigSecret(ref).name })).rejects.toThrow();
     await expect(guest.core.readNamespacedServiceAccount({ namespace: 'kube-system', name: 'autonode' })).rejects.toThrow();
+
+    // the node bootstrap token rode in every launched instance's userData, never in a history
+    const bootstrapper = await guest.core.readNamespacedSecret({ namespace: NODE_BOOTSTRAPPER.namespace, name: NODE_BOOTSTRAPPER_TOKEN_SECRET });
+    const token = Buffer.from(bootstrapper.data?.token ?? '', 'base64').toString('utf8');
+    expect(token.length).toBeGreaterThan(20);
+    // every run of every workflow of the cluster, payloads decoded (fetchHistory holds them as bytes)
+    const runs: { workflowId: string; runId: string }[] = [];
+    for await (const w of t.client.workflow.list({ query: `WorkflowId = '${workflowId}' OR AutoNodeCluster = "${hc.infraID}"` })) runs.push({ workflowId: w.workflowId, runId: w.runId });
+    expect(runs.length).toBeGreaterThan(3);
+    // the holder's own value, not toJSON's: a Buffer would otherwise arrive as { type, data: [bytes] }
+    const decoded = (value: unknown) =>
+      JSON.stringify(value, function (this: Record<string, unknown>, key: string, v: unknown) {
+        const original = this[key];
+        return original instanceof Uint8Array ? Buffer.from(original).toString('utf8') : v;
+      });
+    const leaks: string[] = [];
+    for (const run of runs) {
+      const text = decoded(await t.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory());
+      if (text.includes(token)) leaks.push(run.workflowId);
+    }
+    expect(leaks).toEqual([]);
+    // the scan can see payloads: the HostedCluster's name is in the enablement's input
+    expect(decoded(await t.client.workflow.getHandle(workflowId).fetchHistory())).toContain(`"namespace":"${hc.namespace}"`);
   });
 });
