@@ -3,7 +3,8 @@ import { type SSMClient } from '@aws-sdk/client-ssm';
 import { VersionApi } from '@kubernetes/client-node';
 import { type ClusterRef } from '../core/lifecycle';
 import { createEc2CloudProvider, type CloudLogger, type CloudProvider, type PricingApi } from './cloud';
-import { kubeClientsFromKubeconfigFile, kubeClientsFromKubeconfigString, type KubeClients } from './kube/clients';
+import { kubeClientsFromKubeconfigFile, type KubeClients } from './kube/clients';
+import { SecretTokenSource, kubeClientsFollowingToken, parseSecretKubeconfig, sameTarget, type KubeconfigTarget, type SecretKubeconfig } from './kube/secret-kubeconfig';
 
 /** Everything an activity needs to act on one hosted cluster. */
 export interface ClusterConnections {
@@ -71,15 +72,48 @@ export function staticClusterResolver(options: ResolverOptions & { guestKubeconf
 /**
  * Production: the guest kubeconfig lives in a Secret of the management cluster (as
  * HyperShift keeps it); the worker's own identity there may read only those Secrets.
+ * The enablement renews the token in that Secret at half its life: the clients follow it
+ * (re-read every `tokenMaxAgeMs`, and after a 401: kube/secret-kubeconfig.ts); a Secret
+ * that comes to name another server or CA gets new clients.
  */
-export function managementSecretResolver(options: ResolverOptions & { management: KubeClients }): ClusterResolver {
-  return cached(async (cluster) => {
+export function managementSecretResolver(options: ResolverOptions & { management: KubeClients; tokenMaxAgeMs?: number; now?: () => number }): ClusterResolver {
+  interface Entry {
+    source: SecretTokenSource;
+    target: KubeconfigTarget;
+    connections: ClusterConnections;
+  }
+  const entries = new Map<string, Promise<Entry>>();
+  const readSecret = async (cluster: ClusterRef): Promise<SecretKubeconfig> => {
     const ref = cluster.kubeconfigSecret;
     if (!ref) throw new Error(`cluster ${cluster.name}: no kubeconfigSecret in its ClusterRef; the enablement workflow sets it`);
     const secret = await options.management.core.readNamespacedSecret({ namespace: ref.namespace, name: ref.name });
     const encoded = secret.data?.[ref.key];
     if (!encoded) throw new Error(`cluster ${cluster.name}: Secret ${ref.namespace}/${ref.name} has no key "${ref.key}"`);
-    const guest = kubeClientsFromKubeconfigString(Buffer.from(encoded, 'base64').toString('utf8'));
-    return { guest, cloud: await cloudFor(cluster, guest, options) };
-  });
+    return parseSecretKubeconfig(Buffer.from(encoded, 'base64').toString('utf8'), `cluster ${cluster.name}: Secret ${ref.namespace}/${ref.name}`);
+  };
+  const build = async (cluster: ClusterRef, initial: SecretKubeconfig): Promise<Entry> => {
+    const source = new SecretTokenSource({
+      read: () => readSecret(cluster),
+      initial,
+      ...(options.tokenMaxAgeMs !== undefined ? { maxAgeMs: options.tokenMaxAgeMs } : {}),
+      ...(options.now ? { now: options.now } : {}),
+      onStaleReadFailed: (error) => options.logger?.warn({ cluster: cluster.name, error: error instanceof Error ? error.message : String(error) }, 're-reading the guest kubeconfig Secret failed; keeping the current token'),
+    });
+    const guest = kubeClientsFollowingToken(initial, source);
+    return { source, target: initial.target, connections: { guest, cloud: await cloudFor(cluster, guest, options) } };
+  };
+  const remember = (key: string, entry: Promise<Entry>) => {
+    entries.set(key, entry);
+    entry.catch(() => {
+      if (entries.get(key) === entry) entries.delete(key);
+    });
+    return entry;
+  };
+  return async (cluster) => {
+    const key = JSON.stringify([cluster.name, cluster.region, cluster.kubeconfigSecret, cluster.credentialsRef]);
+    const current = await (entries.get(key) ?? remember(key, readSecret(cluster).then((initial) => build(cluster, initial))));
+    const latest = await current.source.latest();
+    if (sameTarget(latest.target, current.target)) return current.connections;
+    return (await remember(key, build(cluster, latest))).connections;
+  };
 }

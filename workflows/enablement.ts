@@ -47,7 +47,7 @@ export interface EnablementWorkflowInput {
   /** the longest a teardown waits for instances to go before it reports itself stuck (default 30m) */
   teardownDeadline?: string;
   /** carried across continue-as-new */
-  carried?: { cluster?: ClusterRef; tokenExpiresAt?: string; started?: boolean };
+  carried?: { cluster?: ClusterRef; tokenExpiresAt?: string; tokenRenewAfter?: string; started?: boolean };
 }
 
 const { observeHostedCluster, reportHostedCluster } = proxyActivities<EnablementActivities>({
@@ -73,6 +73,8 @@ export async function enablementWorkflow(input: EnablementWorkflowInput): Promis
   const teardownMs = durationToMs(input.teardownDeadline ?? '30m') ?? 1_800_000;
   let cluster: ClusterRef | undefined = input.carried?.cluster;
   let tokenExpiresAt = input.carried?.tokenExpiresAt;
+  // half the token's life, as enableGuest says; results from before it said so: 12 h before expiry
+  let tokenRenewAfter = input.carried?.tokenRenewAfter;
   let started = input.carried?.started ?? false;
   let changed = true;
   let disable: { removeCrds: boolean } | undefined;
@@ -117,11 +119,12 @@ export async function enablementWorkflow(input: EnablementWorkflowInput): Promis
     try {
       if (!started) phase('Enabling');
       // the guest's identity: set up once, and a new token when half its life has gone
-      const renewAt = tokenExpiresAt ? Date.parse(tokenExpiresAt) - 12 * 3600_000 : 0;
+      const renewAt = tokenRenewAfter ? Date.parse(tokenRenewAfter) : tokenExpiresAt ? Date.parse(tokenExpiresAt) - 12 * 3600_000 : 0;
       if (!cluster || cluster.name !== config.infraID || cluster.credentialsRef !== config.roleARN || Date.now() >= renewAt) {
         if (!started) await report([{ type: 'AutoNodeProgressing', status: 'True', reason: 'InstallingGuest', message: 'installing autonode CRDs and identity in the guest cluster' }], generation);
         const guest = await setUp.enableGuest({ hostedCluster });
         tokenExpiresAt = guest.tokenExpiresAt;
+        tokenRenewAfter = guest.tokenRenewAfter;
         cluster = { name: config.infraID, region: config.region, credentialsRef: config.roleARN, kubeconfigSecret: guest.kubeconfigSecret };
         status.cluster = cluster.name;
         record('guest', true, `CRDs and RBAC applied; token until ${guest.tokenExpiresAt}`);
@@ -155,7 +158,7 @@ export async function enablementWorkflow(input: EnablementWorkflowInput): Promis
     await condition(() => changed || disable !== undefined, resyncMs);
     const info = workflowInfo();
     if (disable === undefined && (info.continueAsNewSuggested || info.historyLength > 2_000)) {
-      await continueAsNew<typeof enablementWorkflow>({ ...input, carried: { ...(cluster ? { cluster } : {}), ...(tokenExpiresAt ? { tokenExpiresAt } : {}), started } });
+      await continueAsNew<typeof enablementWorkflow>({ ...input, carried: { ...(cluster ? { cluster } : {}), ...(tokenExpiresAt ? { tokenExpiresAt } : {}), ...(tokenRenewAfter ? { tokenRenewAfter } : {}), started } });
     }
   }
 

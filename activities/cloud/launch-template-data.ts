@@ -12,10 +12,14 @@
  *  - tags: on the template itself, and as tag specifications for the instances, volumes
  *    and network interfaces it launches. CreateFleet tags instances and volumes too
  *    (with the claim's own keys); the template's copy is what reaches network interfaces,
- *    and the volumes where a fleet's volume tags are not applied (moto).
+ *    and the volumes where a fleet's volume tags are not applied (moto);
+ *  - userData: an Ignition config (HyperShift's) gets the class's kubelet settings as a
+ *    kubelet drop-in, so the node boots with what its allocatable was predicted from
+ *    (core/enablement/ignition.ts); any other userData is sent verbatim.
  * Pure, so a unit test can read exactly what EC2 is sent.
  */
 import { type CreateLaunchTemplateCommandInput, type LaunchTemplateBlockDeviceMappingRequest, type VolumeType } from '@aws-sdk/client-ec2';
+import { withKubeletConfig } from '../../core/enablement/ignition';
 import { bootstrapTags, volumeSizeGiB, type BlockDeviceMapping } from '../../core/instancetypes';
 import { type LaunchTemplateContent } from './launch-template';
 
@@ -71,7 +75,7 @@ export function createLaunchTemplateInput(options: {
     LaunchTemplateName: name,
     LaunchTemplateData: {
       ImageId: content.imageId,
-      UserData: Buffer.from(content.userData, 'utf8').toString('base64'),
+      UserData: Buffer.from(withKubeletConfig(content.userData, content.bootstrap), 'utf8').toString('base64'),
       ...(content.associatePublicIPAddress === undefined
         ? { SecurityGroupIds: securityGroupIds }
         : { NetworkInterfaces: [{ DeviceIndex: 0, AssociatePublicIpAddress: content.associatePublicIPAddress, Groups: securityGroupIds }] }),

@@ -69,11 +69,12 @@ export function canonicalJson(value: unknown): string {
 /**
  * Everything that goes into the template, so any change (AMI, userData, volumes, metadata
  * options, tags, monitoring, kubelet settings, …) is a new template. Version 2 added the
- * EC2NodeClass fields after userData; templates of version 1 are left stale.
+ * EC2NodeClass fields after userData; version 3 merges the kubelet settings into an
+ * Ignition userData (same content, other UserData bytes). Older templates are left stale.
  */
 export function launchTemplateHash(clusterName: string, content: LaunchTemplateContent): string {
   const material = canonicalJson({
-    version: 2,
+    version: 3,
     cluster: clusterName,
     ...content,
     securityGroupIds: [...content.securityGroupIds].sort(),

@@ -55,6 +55,8 @@ export interface EnablementActivityDeps {
   resolve: ClusterResolver;
   temporal: Client;
   now?: () => Date;
+  /** lifetime of autonode's guest token (default GUEST_TOKEN_SECONDS); the workflow renews it at half */
+  guestTokenSeconds?: number;
 }
 
 export function createEnablementActivities(deps: EnablementActivityDeps) {
@@ -106,7 +108,7 @@ export function createEnablementActivities(deps: EnablementActivityDeps) {
      * The guest gets autonode's CRDs and identity (server-side apply), and the management
      * cluster a Secret with a fresh token for that identity; the HostedCluster a finalizer.
      */
-    async enableGuest(raw: { hostedCluster: HostedClusterRef }): Promise<{ kubeconfigSecret: { namespace: string; name: string; key: string }; tokenExpiresAt: string }> {
+    async enableGuest(raw: { hostedCluster: HostedClusterRef }): Promise<{ kubeconfigSecret: { namespace: string; name: string; key: string }; tokenExpiresAt: string; tokenRenewAfter: string }> {
       const hc = HostedClusterRefSchema.parse(raw.hostedCluster);
       await setFinalizer(hc, true);
       const admin = await guestAdmin(hc);
@@ -114,7 +116,7 @@ export function createEnablementActivities(deps: EnablementActivityDeps) {
       await applyAll(admin, crds);
       await waitEstablished(admin, crds);
       await applyAll(admin, guestRbacManifests());
-      const { kubeconfig, expiresAt } = await autonodeKubeconfig(admin);
+      const { kubeconfig, expiresAt, renewAfter } = await autonodeKubeconfig(admin, deps.guestTokenSeconds, now);
       const ref = autonodeKubeconfigSecret(hc);
       const owner = MetaSchema.parse(await readHostedCluster(hc)).metadata.uid;
       const body = {
@@ -133,7 +135,7 @@ export function createEnablementActivities(deps: EnablementActivityDeps) {
         if (!isConflict(err)) throw err;
         await deps.management.core.replaceNamespacedSecret({ namespace: ref.namespace, name: ref.name, body });
       }
-      return { kubeconfigSecret: ref, tokenExpiresAt: expiresAt };
+      return { kubeconfigSecret: ref, tokenExpiresAt: expiresAt, tokenRenewAfter: renewAfter };
     },
 
     /**

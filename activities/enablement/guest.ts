@@ -76,12 +76,17 @@ export async function deleteAll(admin: KubeClients, objects: readonly Kubernetes
   }
 }
 
-/** A kubeconfig for kube-system/autonode with a fresh TokenRequest token, as YAML text. */
-export async function autonodeKubeconfig(admin: KubeClients): Promise<{ kubeconfig: string; expiresAt: string }> {
+/**
+ * A kubeconfig for kube-system/autonode with a fresh TokenRequest token, as YAML text;
+ * `renewAfter` is half its life (from the API server's expiration, which may be shorter
+ * than asked for). The API server refuses lifetimes under 10 minutes.
+ */
+export async function autonodeKubeconfig(admin: KubeClients, expirationSeconds = GUEST_TOKEN_SECONDS, now: () => Date = () => new Date()): Promise<{ kubeconfig: string; expiresAt: string; renewAfter: string }> {
+  const requestedAt = now().getTime();
   const request = await admin.core.createNamespacedServiceAccountToken({
     name: 'autonode',
     namespace: 'kube-system',
-    body: { spec: { audiences: [], expirationSeconds: GUEST_TOKEN_SECONDS } },
+    body: { spec: { audiences: [], expirationSeconds } },
   });
   const token = request.status?.token;
   if (!token) throw new Error('TokenRequest for kube-system/autonode returned no token');
@@ -95,6 +100,11 @@ export async function autonodeKubeconfig(admin: KubeClients): Promise<{ kubeconf
     contexts: [{ name: 'autonode', cluster: 'guest', user: 'system:serviceaccount:kube-system:autonode' }],
     currentContext: 'autonode',
   });
-  const expiresAt = request.status?.expirationTimestamp;
-  return { kubeconfig: kc.exportConfig(), expiresAt: expiresAt instanceof Date ? expiresAt.toISOString() : String(expiresAt ?? '') };
+  const expiration = request.status?.expirationTimestamp;
+  const expiresAtMs = expiration instanceof Date ? expiration.getTime() : requestedAt + expirationSeconds * 1000;
+  return {
+    kubeconfig: kc.exportConfig(),
+    expiresAt: new Date(expiresAtMs).toISOString(),
+    renewAfter: new Date(requestedAt + Math.max(0, expiresAtMs - requestedAt) / 2).toISOString(),
+  };
 }

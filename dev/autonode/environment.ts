@@ -1,4 +1,3 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { type Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, type NativeConnection } from '@temporalio/worker';
 import { createAssumeRoleCredentialsFactory, createEc2ClientFactory, createEc2CloudProvider, createSsmClientFactory, createStsClientFactory, staticCredentialsProvider } from '../../activities/cloud';
@@ -13,7 +12,7 @@ import { LOCAL_RELEASE_IMAGE, createLocalHostedCluster } from './hosted-cluster'
 import { enablementWorkflowId, provisionerWorkflowId, watchWorkflowId, type ClusterRef } from '../../core/lifecycle';
 import { connectClient, connectWorker } from '../../workers/temporal-connection';
 import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
-import { bootstrapIdentitySource, launchedNodeShapes, clusterAccessOf, SimulatedKubeletFleet } from '../simkubelet';
+import { instanceUserData, SimulatedKubeletFleet } from '../simkubelet';
 import { type StackInfo } from '../stack/types';
 import { join } from 'node:path';
 import { createClusterNetwork } from './ec2-fixtures';
@@ -80,15 +79,12 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
   const running = runWorkers(workers);
   log('workers polling autonode-control, autonode-cloud and autonode-packing');
 
-  const kc = new KubeConfig();
-  kc.loadFromFile(stack.guest.kubeconfigPath);
   const cloud = createEc2CloudProvider({ ec2, cluster: { name: hc.infraID, region: hc.region } });
-  const bootstrap = bootstrapIdentitySource(guest);
+  // every machine boots from its userData: the Ignition config the enablement reconciled into its EC2NodeClass
   const fleet = new SimulatedKubeletFleet({
     listInstances: () => cloud.list(),
-    guest: clusterAccessOf(kc),
-    bootstrap: async () => (await bootstrap()).kubeConfig,
-    shapeOf: launchedNodeShapes(hc.region),
+    userDataOf: instanceUserData(ec2),
+    region: hc.region,
     onEvent: (e) => {
       if (e.type === 'started') log(`simulated kubelet started on ${e.instanceId} (${e.nodeName})`);
       if (e.type === 'failed') log(`simulated kubelet on ${e.instanceId} failed: ${String(e.error)}`);

@@ -8,10 +8,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { HOSTED_CLUSTERS, RELEASE_METADATA_NAMESPACE, adminKubeconfigSecret, userDataSecret } from '../../activities/enablement/activity';
-import { type KubeClients } from '../../activities/kube/clients';
+import { kubeClientsFromKubeconfigString, type KubeClients } from '../../activities/kube/clients';
 import { isConflict } from '../../activities/kube/errors';
 import { RELEASE_METADATA_LABEL } from '../../core/enablement/release';
 import { fnv1a64 } from '../../core/provisioning';
+import { localNodeUserData } from './node-ignition';
 
 export const LOCAL_RELEASE_IMAGE = 'quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64';
 
@@ -45,6 +46,10 @@ async function createOrReplace(create: () => Promise<unknown>, replace: () => Pr
   }
 }
 
+/**
+ * `options.userData` replaces the node userData HyperShift would publish (an Ignition config
+ * that joins the guest as its node bootstrapper, node-ignition.ts), e.g. to publish a wrong one.
+ */
 export async function createLocalHostedCluster(management: KubeClients, guestAdminKubeconfig: string, hc: LocalHostedCluster, options: { userData?: string } = {}): Promise<void> {
   for (const namespace of [hc.namespace, RELEASE_METADATA_NAMESPACE]) {
     await management.core.createNamespace({ body: { metadata: { name: namespace } } }).catch((err: unknown) => {
@@ -61,7 +66,7 @@ export async function createLocalHostedCluster(management: KubeClients, guestAdm
   const userDataBody = {
     metadata: { name: userData.name, namespace: userData.namespace },
     type: 'Opaque',
-    data: { [userData.key]: Buffer.from(options.userData ?? `#!/bin/bash\n# ignition for ${hc.infraID} (local stack)\n`).toString('base64') },
+    data: { [userData.key]: Buffer.from(options.userData ?? (await localNodeUserData(kubeClientsFromKubeconfigString(guestAdminKubeconfig)))).toString('base64') },
   };
   await createOrReplace(
     () => management.core.createNamespacedSecret({ namespace: userData.namespace, body: userDataBody }),

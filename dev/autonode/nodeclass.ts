@@ -16,7 +16,8 @@ export async function ensureCustomNodeClass(
     name: string;
     discoveryTag: Record<string, string>;
     amiSelectorTerms: Record<string, unknown>[];
-    userData: string;
+    /** absent: the class has none (a simulated kubelet then needs its fleet's withoutUserData) */
+    userData?: string;
     /** more spec fields (kubelet, blockDeviceMappings, metadataOptions, tags, …) */
     spec?: Record<string, unknown>;
   },
@@ -35,7 +36,7 @@ export async function ensureCustomNodeClass(
           subnetSelectorTerms: [{ tags: options.discoveryTag }],
           securityGroupSelectorTerms: [{ tags: options.discoveryTag }],
           amiSelectorTerms: options.amiSelectorTerms,
-          userData: options.userData,
+          ...(options.userData === undefined ? {} : { userData: options.userData }),
           ...options.spec,
         },
       },

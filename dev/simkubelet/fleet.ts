@@ -7,10 +7,11 @@
 import { type KubeConfig } from '@kubernetes/client-node';
 import { type CloudInstance } from '../../activities/cloud/domain';
 import { sleep } from './csr-requests';
-import { type ClusterAccess } from './identity';
 import { SimulatedKubelet, type KubeletRun } from './kubelet';
 import { type SimulatedInstance } from './node-object';
-import { type NodeShapeOf } from './resources';
+import { planBoot, type WithoutUserData } from './boot';
+import { type ClusterAccess } from './identity';
+import { nodeShapes, type ShapeOfBootstrap } from './resources';
 
 export type FleetEvent =
   | { type: 'started'; instanceId: string; nodeName: string }
@@ -22,11 +23,15 @@ export type FleetEvent =
 export interface SimulatedKubeletFleetOptions {
   /** live instances of the cluster, e.g. an EC2 CloudProvider's `list` */
   listInstances: () => Promise<CloudInstance[]>;
-  guest: ClusterAccess;
-  /** current bootstrapper credentials (tokens expire: see bootstrapIdentitySource) */
-  bootstrap: () => Promise<KubeConfig>;
-  /** what the instance's kubelet reports (launchedNodeShapes: from the settings it was launched with) */
-  shapeOf: NodeShapeOf;
+  /** the instance's userData (instanceUserData(ec2)): each machine boots from it (boot.ts) */
+  userDataOf: (instanceId: string) => Promise<string | undefined>;
+  /** the region of the bundled catalog the nodes' hardware comes from */
+  region: string;
+  /**
+   * how an instance launched without userData joins (tests without enablement); absent,
+   * such an instance gets no kubelet ('failed' event), like a machine with nothing to boot from
+   */
+  withoutUserData?: WithoutUserData;
   pollMs?: number;
   onEvent?: (event: FleetEvent) => void;
 }
@@ -39,8 +44,11 @@ export class SimulatedKubeletFleet {
   private stopped = false;
   private loop: Promise<void> | undefined;
   private readonly abort = new AbortController();
+  private readonly shapes: ShapeOfBootstrap;
 
-  constructor(private readonly options: SimulatedKubeletFleetOptions) {}
+  constructor(private readonly options: SimulatedKubeletFleetOptions) {
+    this.shapes = nodeShapes(options.region);
+  }
 
   start(): void {
     this.loop ??= this.pollLoop();
@@ -69,8 +77,8 @@ export class SimulatedKubeletFleet {
     const live = new Set(instances.map((i) => i.instanceId));
     for (const instance of instances) {
       if (this.kubelets.has(instance.instanceId) || this.refused.has(instance.instanceId)) continue;
-      const simulated = this.toSimulated(instance);
-      if (simulated) await this.launch(simulated);
+      const booting = await this.toSimulated(instance);
+      if (booting) this.launch(booting.instance, booting.guest, booting.bootstrap);
     }
     for (const instanceId of this.refused) if (!live.has(instanceId)) this.refused.delete(instanceId);
     for (const [instanceId, kubelet] of this.kubelets) {
@@ -93,28 +101,33 @@ export class SimulatedKubeletFleet {
     }
   }
 
-  /** A machine boots its kubelet once it is running and has an address, not before. */
-  private toSimulated(instance: CloudInstance): SimulatedInstance | undefined {
+  /** A machine boots its kubelet once it is running and has an address, not before; from its userData. */
+  private async toSimulated(instance: CloudInstance): Promise<{ instance: SimulatedInstance; guest: ClusterAccess; bootstrap: KubeConfig } | undefined> {
     const privateIp = instance.privateIpAddresses[0];
     if (instance.state !== 'running' || !instance.privateDnsName || !privateIp) return undefined;
-    const shape = this.options.shapeOf(instance);
-    if (!shape.ok) {
+    const userData = await this.options.userDataOf(instance.instanceId);
+    const plan = await planBoot(instance, userData, { shapes: this.shapes, ...(this.options.withoutUserData ? { withoutUserData: this.options.withoutUserData } : {}) });
+    if (!plan.ok) {
       this.refused.add(instance.instanceId);
-      this.options.onEvent?.({ type: 'failed', instanceId: instance.instanceId, error: new Error(`kubelet on ${instance.instanceId} cannot start: ${shape.reason}`) });
+      this.options.onEvent?.({ type: 'failed', instanceId: instance.instanceId, error: new Error(`kubelet on ${instance.instanceId} cannot start: ${plan.reason}`) });
       return undefined;
     }
     return {
-      instanceId: instance.instanceId,
-      zone: instance.zone,
-      privateDnsName: instance.privateDnsName,
-      privateIp,
-      instanceType: instance.instanceType,
-      ...shape.shape,
+      instance: {
+        instanceId: instance.instanceId,
+        zone: instance.zone,
+        privateDnsName: instance.privateDnsName,
+        privateIp,
+        instanceType: instance.instanceType,
+        ...plan.shape,
+      },
+      guest: plan.guest,
+      bootstrap: plan.bootstrap,
     };
   }
 
-  private async launch(instance: SimulatedInstance): Promise<void> {
-    const kubelet = new SimulatedKubelet({ instance, guest: this.options.guest, bootstrap: await this.options.bootstrap() });
+  private launch(instance: SimulatedInstance, guest: ClusterAccess, bootstrap: KubeConfig): void {
+    const kubelet = new SimulatedKubelet({ instance, guest, bootstrap });
     this.kubelets.set(instance.instanceId, kubelet);
     this.options.onEvent?.({ type: 'started', instanceId: instance.instanceId, nodeName: kubelet.nodeName });
     const run = kubelet.run().then(

@@ -5,3 +5,4 @@ export * from './node-object';
 export * from './resources';
 export { CsrRejectedError, submitCsr, waitForCertificate } from './csr-requests';
 export { createCsrPem, generateKubeletKey, type CsrSubject, type KubeletKey } from './pki';
+export * from './boot';

@@ -7,9 +7,8 @@
  * predicts a NodeClaim's allocatable, so a joined Node agrees with its claim exactly
  * when launch carried the settings the prediction used.
  *
- * Issue 13's enablement will render the node class's kubelet settings into userData
- * (ignition); the simulated kubelet should then boot from the instance's userData instead
- * of its tags.
+ * An instance launched with an Ignition userData boots from it instead (boot.ts): the
+ * kubelet settings are then the drop-in autonode rendered into the userData at launch.
  */
 import { type CloudInstance } from '../../activities/cloud/domain';
 import { bootstrapFromTags, catalogInstanceTypes, type CatalogResult, type InstanceType, type NodeBootstrap } from '../../core/instancetypes';
@@ -24,11 +23,14 @@ export type NodeShapeOf = (instance: Pick<CloudInstance, 'instanceType' | 'tags'
 
 const DEFAULTS: NodeResources = { cpu: '0', memory: '0', pods: '0', 'ephemeral-storage': '0' };
 
+/** A node's shape from its instance type and the configuration its kubelet booted with. */
+export type ShapeOfBootstrap = (instanceType: string, bootstrap: NodeBootstrap) => NodeShapeResult;
+
 /**
  * Instance types not in the catalog cannot be simulated faithfully (moto launches any
  * type name); their kubelet does not start rather than report made-up resources.
  */
-export function launchedNodeShapes(region: string, now: () => number = Date.now): NodeShapeOf {
+export function nodeShapes(region: string, now: () => number = Date.now): ShapeOfBootstrap {
   const catalogs = new Map<string, CatalogResult>();
   const catalogFor = (bootstrap: NodeBootstrap): CatalogResult => {
     const key = JSON.stringify(bootstrap);
@@ -39,13 +41,11 @@ export function launchedNodeShapes(region: string, now: () => number = Date.now)
     }
     return catalog;
   };
-  return (instance) => {
-    const bootstrap = bootstrapFromTags(instance.tags);
-    if (!bootstrap.ok) return { ok: false, reason: `no kubelet configuration: ${bootstrap.reason}` };
-    const catalog = catalogFor(bootstrap.bootstrap);
+  return (instanceType, bootstrap) => {
+    const catalog = catalogFor(bootstrap);
     if (!catalog.ok) return { ok: false, reason: catalog.reason };
-    const type: InstanceType | undefined = catalog.instanceTypes.find((t) => t.name === instance.instanceType);
-    if (!type) return { ok: false, reason: `instance type ${instance.instanceType} is not in the bundled catalog for ${region}` };
+    const type: InstanceType | undefined = catalog.instanceTypes.find((t) => t.name === instanceType);
+    if (!type) return { ok: false, reason: `instance type ${instanceType} is not in the bundled catalog for ${region}` };
     return {
       ok: true,
       shape: {
@@ -54,6 +54,16 @@ export function launchedNodeShapes(region: string, now: () => number = Date.now)
         arch: type.labels['kubernetes.io/arch'] === 'arm64' ? 'arm64' : 'amd64',
       },
     };
+  };
+}
+
+/** The shape from the settings the launch template put on the instance as tags (instances launched without userData). */
+export function launchedNodeShapes(region: string, now: () => number = Date.now): NodeShapeOf {
+  const shapes = nodeShapes(region, now);
+  return (instance) => {
+    const bootstrap = bootstrapFromTags(instance.tags);
+    if (!bootstrap.ok) return { ok: false, reason: `no kubelet configuration: ${bootstrap.reason}` };
+    return shapes(instance.instanceType, bootstrap.bootstrap);
   };
 }
 

@@ -14,7 +14,7 @@ import { managementSecretResolver } from '../../activities/cluster';
 import { kubeClientsFromKubeconfigFile } from '../../activities/kube/clients';
 import { createClusterNetwork } from '../../dev/autonode/ec2-fixtures';
 import { LOCAL_RELEASE_IMAGE, createLocalHostedCluster } from '../../dev/autonode/hosted-cluster';
-import { bootstrapIdentitySource, launchedNodeShapes, clusterAccessOf, SimulatedKubeletFleet } from '../../dev/simkubelet';
+import { instanceUserData, SimulatedKubeletFleet } from '../../dev/simkubelet';
 import { clusterStatus, disableCluster, enableCluster, type ClusterCommandDeps } from '../../starter/commands/cluster';
 import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
 import { type EnablementStatus } from '../../workflows/enablement';
@@ -73,12 +73,11 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
       taskQueues,
     });
     running = runWorkers(workers);
-    const bootstrap = bootstrapIdentitySource(guest);
+    // no fallback: a machine joins only with the userData the enablement put into its class
     fleet = new SimulatedKubeletFleet({
       listInstances: () => cloud.list(),
-      guest: clusterAccessOf(guest.config),
-      bootstrap: async () => (await bootstrap()).kubeConfig,
-      shapeOf: launchedNodeShapes(hc.region),
+      userDataOf: instanceUserData(ec2ClientFor({ name: hc.infraID, region: hc.region })),
+      region: hc.region,
       pollMs: 500,
     });
     fleet.start();
@@ -139,7 +138,11 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
     const admin = await management.core.readNamespacedSecret({ namespace: hc.namespace, name: adminKubeconfigSecret(hc).name });
     expect(history).not.toContain(admin.data?.kubeconfig ?? 'none');
 
-    // an admin's EC2NodeClass with a wrong AMI and userData is corrected within 10 s
+    // an admin's EC2NodeClass with a wrong AMI and userData is corrected within 10 s (to the
+    // Ignition config HyperShift published for the cluster, which the kubelets below boot from)
+    const publishedSecret = await management.core.readNamespacedSecret({ namespace: hc.namespace, name: `${hc.name}-autonode-user-data` });
+    const published = Buffer.from(publishedSecret.data?.value ?? '', 'base64').toString('utf8');
+    expect(published).toContain('"ignition"');
     const className = `en-${id}`;
     await guest.customObjects.createClusterCustomObject({
       group: 'karpenter.k8s.aws',
@@ -155,7 +158,7 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
     const created = Date.now();
     const corrected = await eventually('the release AMI and the cluster userData in the admin’s class', async () => {
       const read = (await guest.customObjects.getClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: className })) as { spec: { amiSelectorTerms: { id?: string }[]; userData?: string } };
-      return read.spec.amiSelectorTerms[0]?.id === 'ami-00722494a4a3fa2af' && read.spec.userData?.includes(hc.infraID) ? read : undefined;
+      return read.spec.amiSelectorTerms[0]?.id === 'ami-00722494a4a3fa2af' && read.spec.userData === published ? read : undefined;
     }, 60_000);
     expect(corrected.spec.amiSelectorTerms).toEqual([{ id: 'ami-00722494a4a3fa2af' }]);
     // how soon is a measurement (the enablement resyncs every 5 s), not a timed assertion

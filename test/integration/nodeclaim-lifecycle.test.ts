@@ -389,7 +389,6 @@ describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto +
         name: multiArchClass(),
         discoveryTag: lh.h.fixtures.discoveryTag,
         amiSelectorTerms: [{ id: lh.h.fixtures.imageId }, { id: lh.h.fixtures.arm64ImageId }],
-        userData: '#!/bin/bash\necho join\n',
       });
     });
 

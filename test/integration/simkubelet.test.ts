@@ -9,7 +9,7 @@ import {
   FOREIGN_IP,
   SimulatedKubelet,
   SimulatedKubeletFleet,
-  launchedNodeShapes,
+  instanceUserData,
   type FleetEvent,
   UNREGISTERED_TAINT,
   clusterAccessOf,
@@ -20,6 +20,7 @@ import {
   type ServiceAccountIdentity,
   type SimulatedInstance,
 } from '../../dev/simkubelet';
+import { nodeIgnition } from '../../core/enablement/ignition';
 import { loadStackInfo } from '../support/stack';
 import { aLaunchRequest, startCloudHarness } from '../support/cloud';
 import { eventually } from '../support/eventually';
@@ -257,20 +258,25 @@ describe('simulated kubelet against the real guest control plane', () => {
     });
   });
 
-  it('a fleet starts a kubelet for each running instance moto reports, and stops it when the instance goes', async () => {
+  it('a fleet starts a kubelet for each running instance moto reports, booting from its userData, and stops it when the instance goes', async () => {
     const h = await startCloudHarness();
     const events: FleetEvent[] = [];
+    // no withoutUserData: the machine knows its cluster only from its userData
     const fleet = new SimulatedKubeletFleet({
       listInstances: () => h.provider.list(),
-      guest: clusterAccessOf(admin.config),
-      bootstrap: async () => bootstrap.kubeConfig,
-      shapeOf: launchedNodeShapes(h.cluster.region),
+      userDataOf: instanceUserData(h.direct),
+      region: h.cluster.region,
       onEvent: (event) => events.push(event),
     });
     try {
       const request = await aLaunchRequest(h);
-      // the node class's kubelet settings travel with the launch (instance tags, for now)
-      const { instance } = await h.provider.launch({ ...request, nodeClass: { ...request.nodeClass, kubelet: { maxPods: 42, systemReserved: { cpu: '300m' } } } });
+      const access = clusterAccessOf(admin.config);
+      const token = bootstrap.kubeConfig.getCurrentUser()?.token ?? '';
+      expect(token).not.toBe('');
+      // an Ignition userData joining this cluster as the node bootstrapper; the node class's
+      // kubelet settings are merged into it at launch
+      const userData = nodeIgnition({ server: access.server, caPem: access.caPem, token });
+      const { instance } = await h.provider.launch({ ...request, nodeClass: { ...request.nodeClass, userData, kubelet: { maxPods: 42, systemReserved: { cpu: '300m' } } } });
       const nodeName = instance.privateDnsName!;
       approver.expect({ ...anInstance(), instanceId: instance.instanceId, privateDnsName: nodeName, privateIp: instance.privateIpAddresses[0]! }, Date.parse(instance.launchTime));
       createdNodes.push(nodeName);
@@ -283,7 +289,7 @@ describe('simulated kubelet against the real guest control plane', () => {
       expect(node.spec?.providerID).toBe(instance.providerId);
       expect(node.metadata?.labels?.['node.kubernetes.io/instance-type']).toBe(instance.instanceType);
       // m5.large from the catalog (2 vCPUs) under the class's amiFamily Custom (an OpenShift
-      // kubelet) with maxPods 42 and systemReserved cpu 300m from its launch
+      // kubelet) with maxPods 42 and systemReserved cpu 300m from its userData's drop-in
       expect(instance.instanceType).toBe('m5.large');
       expect(node.status?.capacity).toMatchObject({ cpu: '2', pods: '42' });
       expect(node.status?.allocatable).toMatchObject({ cpu: '1700m', pods: '42' });

@@ -10,7 +10,7 @@ import { staticClusterResolver, type ClusterResolver } from '../../activities/cl
 import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activities/kube/clients';
 import { NodeClaimStore } from '../../activities/kube/nodeclaims';
 import { nodeClaimWorkflowId, type NodeClaimWorkflowInput, type TaskQueues } from '../../core/lifecycle';
-import { bootstrapIdentitySource, launchedNodeShapes, clusterAccessOf, SimulatedKubeletFleet } from '../../dev/simkubelet';
+import { bootstrapIdentitySource, instanceUserData, launchedNodeShapes, clusterAccessOf, SimulatedKubeletFleet } from '../../dev/simkubelet';
 import { WORKER_ROLES, createAutonodeWorkers, runWorkers, type WorkerRole } from '../../workers/workers';
 import { startCloudHarness, type CloudHarness } from './cloud';
 import { installCrds } from './crds';
@@ -74,7 +74,8 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
     name: nodeClassName,
     discoveryTag: h.fixtures.discoveryTag,
     amiSelectorTerms: [{ id: h.fixtures.imageId }],
-    userData: '#!/bin/bash\necho join\n',
+    // none: the fleet's kubelets join with the test's bootstrap identity and the launch tags
+    // (withoutUserData below); tests of booting from userData give their class one
   });
   const ec2ClientFor = createEc2ClientFactory({
     endpoint: h.proxy.endpoint,
@@ -102,9 +103,9 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
   const bootstrap = bootstrapIdentitySource(guest);
   const fleet = new SimulatedKubeletFleet({
     listInstances: async () => (await h.provider.list()).filter((i) => !silent.has(i.tags['karpenter.sh/nodeclaim'] ?? '') && !silentPools.has(i.tags['karpenter.sh/nodepool'] ?? '')),
-    guest: clusterAccessOf(kc),
-    bootstrap: async () => (await bootstrap()).kubeConfig,
-    shapeOf: launchedNodeShapes(stack.ec2.region),
+    userDataOf: instanceUserData(h.direct),
+    region: stack.ec2.region,
+    withoutUserData: { guest: clusterAccessOf(kc), bootstrap: async () => (await bootstrap()).kubeConfig, shapeOf: launchedNodeShapes(stack.ec2.region) },
     pollMs: 500,
   });
   fleet.start();
