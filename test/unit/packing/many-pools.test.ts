@@ -2,12 +2,14 @@
 // rules (patterns.ts PatternRule), rounding stops at a limit, and the guided solve of a
 // many-pool input passes the independent checker, is deterministic, stays within the
 // pools' limits and is cheaper than the greedy solve.
-import { solve, type LinearSolver } from '../../../core/packing';
+import { solve, type LinearSolver, type PackingInput, type PendingPod } from '../../../core/packing';
+import { configurationBound } from '../../../core/packing/configuration-bound';
 import { PatternGenerator, type PatternRule } from '../../../core/packing/patterns';
 import { loadLinearSolver } from '../../../activities/packing/highs';
 import { manyPools } from '../../bench/generators';
-import { checkPlan } from './checker';
-import { mulberry32 } from './random-inputs';
+import { aNodePool, anInput, anInstanceType, aPod } from './builders';
+import { checkPlan, quantityValue } from './checker';
+import { mulberry32, pick } from './random-inputs';
 
 let linearSolver: LinearSolver;
 beforeAll(async () => {
@@ -108,5 +110,95 @@ describe('guided solve over many pools', () => {
     const plainPods = new Set(input.pods.filter((p) => Object.keys(p.nodeSelector).length === 0).map((p) => `${p.namespace}/${p.name}`));
     const pools = new Set(guided.nodeClaims.filter((c) => c.pods.some((pod) => plainPods.has(pod))).map((c) => c.nodePool));
     expect(pools.size).toBeGreaterThan(1);
+  });
+});
+
+describe('configuration-LP bound with pool requirements', () => {
+  // Two pools: a spot arm64 pool and a tainted, labelled on-demand amd64 pool; pods select
+  // arm64, select (and tolerate) the dedicated pool, or neither. The brute force below checks compatibility by
+  // hand (arch label, taint), independently of the solver's requirement algebra.
+  const arm = ['m6g.large', 'm6g.xlarge'];
+  const amd = ['c5.large', 'm5.large', 'r5.large', 'm5.xlarge'];
+  function poolsInput(seed: number): PackingInput {
+    const random = mulberry32(seed);
+    const count = 2 + Math.floor(random() * 4);
+    return anInput({
+      pods: Array.from({ length: count }, (_, i) => {
+        const kind = pick(random, ['plain', 'arm', 'dedicated', 'dedicated']);
+        return aPod({
+          name: `p-${i}`, cpu: pick(random, ['250m', '500m', '1', '1500m']), memory: pick(random, ['512Mi', '1Gi', '3Gi', '6Gi']),
+          ...(kind === 'arm' ? { nodeSelector: { 'kubernetes.io/arch': 'arm64' } } : {}),
+          ...(kind === 'dedicated' ? { nodeSelector: { team: 'x' }, tolerations: [{ key: 'dedicated', operator: 'Equal' as const, value: 'x', effect: 'NoSchedule' as const }] } : {}),
+        });
+      }),
+      nodePools: [
+        aNodePool({ name: 'graviton', requirements: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['arm64'] }], instanceTypes: [...arm, ...amd].map((n) => anInstanceType(n)) }),
+        aNodePool({ name: 'dedicated', labels: { team: 'x' }, taints: [{ key: 'dedicated', value: 'x', effect: 'NoSchedule' }], instanceTypes: amd.map((n) => anInstanceType(n, { spot: false })) }),
+      ],
+    });
+  }
+
+  /** Cheapest partition into nodes, each block on a (pool, type) every pod of it may use. */
+  function bruteForce(input: PackingInput): number {
+    const need = input.pods.map((p) => ({ cpu: quantityValue(p.requests.cpu ?? '0'), memory: quantityValue(p.requests.memory ?? '0'), pod: p }));
+    const options = input.nodePools.flatMap((pool) => pool.instanceTypes.map((type) => ({ pool, type, price: Math.min(...type.offerings.filter((o) => o.available).map((o) => o.price)) })))
+      .filter((o) => o.pool.requirements.every((r) => r.values?.includes(o.type.labels[r.key] ?? '') ?? true));
+    const admits = (o: (typeof options)[number], pod: PendingPod): boolean => {
+      const arch = pod.nodeSelector['kubernetes.io/arch'];
+      if (arch !== undefined && o.type.labels['kubernetes.io/arch'] !== arch) return false;
+      const team = pod.nodeSelector.team;
+      if (team !== undefined && o.pool.labels.team !== team) return false;
+      return o.pool.taints.every((taint) => pod.tolerations.some((t) => t.key === taint.key && t.value === taint.value));
+    };
+    const blockCost = (block: number[]): number => {
+      const cpu = block.reduce((s, i) => s + (need[i]?.cpu ?? 0), 0);
+      const memory = block.reduce((s, i) => s + (need[i]?.memory ?? 0), 0);
+      let best = Infinity;
+      for (const o of options) {
+        if (cpu > quantityValue(o.type.allocatable.cpu ?? '0') || memory > quantityValue(o.type.allocatable.memory ?? '0') || block.length > Number(o.type.allocatable.pods)) continue;
+        if (block.every((i) => { const pod = need[i]?.pod; return pod !== undefined && admits(o, pod); })) best = Math.min(best, o.price);
+      }
+      return best;
+    };
+    let best = Infinity;
+    const blocks: number[][] = [];
+    const visit = (i: number): void => {
+      if (i === need.length) {
+        best = Math.min(best, blocks.reduce((sum, b) => sum + blockCost(b), 0));
+        return;
+      }
+      for (const block of blocks) { block.push(i); visit(i + 1); block.pop(); }
+      blocks.push([i]); visit(i + 1); blocks.pop();
+    };
+    visit(0);
+    return best;
+  }
+
+  const seeds = Array.from({ length: 30 }, (_, i) => i + 700);
+
+  it.each(seeds)('seed %i: ≤ the optimum that respects pool requirements and taints, ≥ the bound that ignores them', (seed) => {
+    const input = poolsInput(seed);
+    const optimum = bruteForce(input);
+    const aware = configurationBound(input, linearSolver, { requirements: true })?.bound ?? Infinity;
+    const blind = configurationBound(input, linearSolver)?.bound ?? Infinity;
+    expect(Number.isFinite(optimum)).toBe(true);
+    expect(aware).toBeLessThanOrEqual(optimum + 1e-9);
+    expect(aware).toBeGreaterThanOrEqual(blind - 1e-9);
+    // And every plan the solver makes costs at least the bound.
+    expect(solve(input, { linearSolver }).totalPrice).toBeGreaterThanOrEqual(aware - 1e-9);
+  });
+
+  it('is stronger where requirements bind: the dedicated pool\'s pods cannot use the spot arm64 pool', () => {
+    let aware = 0;
+    let blind = 0;
+    let optimum = 0;
+    for (const seed of seeds) {
+      const input = poolsInput(seed);
+      aware += configurationBound(input, linearSolver, { requirements: true })?.bound ?? 0;
+      blind += configurationBound(input, linearSolver)?.bound ?? 0;
+      optimum += bruteForce(input);
+    }
+    expect(aware).toBeGreaterThan(blind * 1.2);
+    expect(aware).toBeLessThanOrEqual(optimum);
   });
 });
