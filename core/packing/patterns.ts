@@ -79,6 +79,8 @@ export interface GenerationOptions {
    * packer: the last nodes of sequential rounding cost an LP solve each.
    */
   readonly leaveToGreedy?: number;
+  /** Cover what leaveToGreedy leaves with the LP's patterns rounded up, in one solve (coverTail). */
+  readonly coverTail?: boolean;
 }
 
 /** A cap on the nodes rounding may take (a pool's limits): checked, then charged, per node, by problem type. */
@@ -431,7 +433,26 @@ export class PatternGenerator {
         if (first === undefined || !this.take(first.p, nodes, limit)) break;
       }
     }
+    if (stopAt > 0 && total() > 0 && this.options.coverTail === true) this.coverTail(nodes, limit);
     return { nodes, left: [...this.demand] };
+  }
+
+  /**
+   * The tail sequential rounding leaves (leaveToGreedy) in one LP solve: the patterns of
+   * the master for the demand left, largest x first, each taken ⌈x⌉ times, trimmed to the
+   * demand (so later copies shrink and stop); whatever no pattern covers stays left.
+   */
+  private coverTail(nodes: Pattern[], limit?: RoundLimit): void {
+    this.demand.forEach((n, k) => this.master.changeRowBounds(k, n, this.solver.infinity));
+    const result = this.master.solve();
+    if (!result.optimal) return;
+    const order = this.patterns.map((p, j) => ({ p, j, x: result.columnValues[j] ?? 0 })).filter((c) => c.p.type >= 0 && c.x > 1e-9)
+      .sort((x, y) => y.x - x.x || x.j - y.j);
+    for (const { p, x } of order) {
+      for (let copy = 0; copy < Math.ceil(x - 1e-9); copy++) {
+        if ((limit !== undefined && !limit.fits(this.typeIndex[p.type] ?? -1)) || !this.take(p, nodes, limit)) break;
+      }
+    }
   }
 
   /**
