@@ -11,8 +11,9 @@
 // turns it into whole nodes — taking a pool's nodes only while its limits allow — and
 // each node is opened as a claim and filled with exactly its pattern's pods under every
 // constraint (canAddToClaim). Whatever a pattern could not take — a zone clash, a pool
-// limit, the last 5% — stays waiting for the greedy fill, whose seeds try pools by
-// weight, and which also handles every pod with topology rules. solve() keeps the guided
+// limit, the last 5% (with one pool; with several the LP covers it, see coverTail below)
+// — stays waiting for the greedy fill, whose seeds try pools by weight, and which also
+// handles every pod with topology rules. solve() keeps the guided
 // plan only when it is cheaper than the greedy one, so the guide can only lower the cost.
 //
 // Rejected (issue 14, finding 3, measured on many-pools, 3,000 pods, five pools, on a
@@ -21,9 +22,9 @@
 //   guide's first version): the 200-cpu on-demand pool (weight 80) got every class, its
 //   limit stopped rounding after 100 nodes and the spot and arm64 pools were left to the
 //   greedy fill: 98.31 $/h. Pools in weight order with the rest spilling on once a
-//   pool's limits refuse a node: 97.64. One generation over all pools: 95.53, because a
-//   class without an arch selector then packs onto the cheaper arm64 nodes, as the
-//   greedy fill's top-ups would.
+//   pool's limits refuse a node: 97.64. One generation over all pools: 95.53 (92.54 with
+//   coverTail), because a class without an arch selector then packs onto the cheaper
+//   arm64 nodes, as the greedy fill's top-ups would.
 // - The same generation for pods with hostname/zone topology rules, with per-node rules
 //   on the patterns (patterns.ts PatternRule): on topology-heavy the rounded patterns
 //   lost to the greedy plan (2,000 pods: greedy 74.28 $/h, guided 81.06, 327 of 2,000
