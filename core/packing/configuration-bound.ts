@@ -19,13 +19,25 @@
 // Measured (aws-realistic 1k): 26.30 $/h, converged, against 26.17 for bound.ts — the
 // assignment LP was already within 0.5% of the configuration LP on this catalog.
 //
-// Same model as bound.ts (boundModel): pods by request vector, types by allocatable at
-// their cheapest available offering, requirements and taints ignored (a relaxation).
+// Two models. By default the same as bound.ts (boundModel): pods by request vector, types
+// by allocatable at their cheapest available offering, requirements and taints ignored (a
+// relaxation). With `requirements: true` (requirementsModel) each type is a type *of a
+// pool*, priced at the cheapest offering the pool allows, its capacity less the
+// DaemonSets that run on it there, and a pod may go only on the pool types its node
+// requirements and tolerations admit, under its most relaxed spec (any one of its required
+// node-affinity terms, no preference, PreferNoSchedule tolerated): every plan the solver
+// can make puts each pod on such a type, so every plan is still a solution of the master
+// and the bound stays valid, now knowing that an arm64-only pod cannot use an amd64 type
+// or an untolerated pool's taint keeps pods out (many-pools). Topology is ignored by both.
 // Existing nodes and in-flight claims are not modelled: the function declines them.
 import { boundModel } from './bound';
+import { buildClass, type ClassBuildContext } from './classes';
+import { Dims, subtract, type Vec } from './dims';
 import type { LinearSolver } from './linear-program';
 import type { PackingInput } from './input';
-import { PatternGenerator } from './patterns';
+import { PatternGenerator, type PatternProblem } from './patterns';
+import { buildPools, daemonModels } from './pools';
+import { effectiveSpec, type EffectiveSpec } from './preferences';
 
 export interface ConfigurationBound {
   /** Never above the cost of any plan for the input. */
@@ -44,15 +56,17 @@ export interface ConfigurationBoundOptions {
   readonly maxStates?: number;
   /** Nodes per branch and bound before it counts as unfinished. */
   readonly searchNodes?: number;
+  /** Pods only on the pool types their requirements and tolerations admit (see the file comment). */
+  readonly requirements?: boolean;
 }
 
 /** The configuration LP bound (see the file comment), or undefined when the input has existing nodes or in-flight claims. */
 export function configurationBound(input: PackingInput, solver: LinearSolver, options: ConfigurationBoundOptions = {}): ConfigurationBound | undefined {
   if (input.existingNodes.length > 0 || input.inFlightClaims.length > 0) return undefined;
-  const { shapes, types } = boundModel(input);
-  if (shapes.length === 0) return { bound: 0, lp: 0, converged: true, iterations: 0, columns: 0 };
+  const problem = options.requirements === true ? requirementsModel(input) : shapeModel(input);
+  if (problem.items.length === 0) return { bound: 0, lp: 0, converged: true, iterations: 0, columns: 0 };
   const generator = new PatternGenerator(
-    { items: shapes.map((s) => ({ requests: s.requests, count: s.count })), types: types.map((t) => ({ capacity: t.allocatable, price: t.price })) },
+    problem,
     solver,
     { mode: 'exact', maxIterations: options.maxIterations ?? 1000, dpBudget: options.maxStates ?? 4_000_000, fastBudget: 3_000_000, searchNodes: options.searchNodes ?? 200_000 },
   );
@@ -63,4 +77,52 @@ export function configurationBound(input: PackingInput, solver: LinearSolver, op
   } finally {
     generator.dispose();
   }
+}
+
+function shapeModel(input: PackingInput): PatternProblem {
+  const { shapes, types } = boundModel(input);
+  return { items: shapes.map((s) => ({ requests: s.requests, count: s.count })), types: types.map((t) => ({ capacity: t.allocatable, price: t.price })) };
+}
+
+/** The most relaxed specs a pod can be planned with: one per required node term (they are ORed), no preferences. */
+function relaxedSpecs(spec: EffectiveSpec): EffectiveSpec[] {
+  const loosest = { ...spec, preferredNode: [], preferredAffinity: [], preferredAntiAffinity: [], preferredSpread: [], toleratesPreferNoSchedule: true };
+  return spec.nodeTerms.length <= 1 ? [loosest] : spec.nodeTerms.map((term) => ({ ...loosest, nodeTerms: [term] }));
+}
+
+/** Pods by request vector and admitted pool types; types per pool (see the file comment). */
+function requirementsModel(input: PackingInput): PatternProblem {
+  const names = new Set<string>(['pods']);
+  const addAll = (record: Readonly<Record<string, string>> | undefined): void => { for (const name of Object.keys(record ?? {})) names.add(name); };
+  input.pods.forEach((p) => addAll(p.requests));
+  input.daemonSets.forEach((d) => addAll(d.requests));
+  input.nodePools.forEach((p) => p.instanceTypes.forEach((t) => { addAll(t.allocatable); addAll(t.capacity); }));
+  const dims = new Dims(names);
+  const pools = buildPools(input.nodePools, dims, daemonModels(input.daemonSets, dims));
+  const poolTypes = pools.flatMap((pool) => pool.types.filter((type) => type.offerings.length > 0).map((type) => ({ pool, type })));
+  const context: ClassBuildContext = { dims, pools, compatCache: new Map() };
+  const items = new Map<string, { requests: Vec; count: number; admitted: Uint8Array }>();
+  input.pods.forEach((pod, i) => {
+    const admitted = new Uint8Array(poolTypes.length);
+    let requests: Vec | undefined;
+    for (const spec of relaxedSpecs(effectiveSpec(pod))) {
+      const podClass = buildClass(i, pod, spec, context);
+      requests = podClass.requests;
+      poolTypes.forEach(({ pool, type }, t) => {
+        const feasibility = podClass.feasibility[pool.order];
+        if (feasibility?.ok === true && feasibility.mask[type.index] === 1) admitted[t] = 1;
+      });
+    }
+    if (requests === undefined) return;
+    const key = `${requests.join(',')}|${admitted.join('')}`;
+    const item = items.get(key);
+    if (item === undefined) items.set(key, { requests, count: 1, admitted });
+    else item.count += 1;
+  });
+  const sorted = [...items.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, item]) => item);
+  return {
+    items: sorted.map((item) => ({ requests: item.requests, count: item.count })),
+    types: poolTypes.map(({ type }) => ({ capacity: subtract(type.allocatable, type.daemonOverhead), price: type.offerings[0]?.price ?? Infinity })),
+    allowed: (k, t) => sorted[k]?.admitted[t] === 1,
+  };
 }

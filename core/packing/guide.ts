@@ -4,15 +4,32 @@
 // configuration LP's mix (aws-realistic 1k: 143 × t4g.2xlarge at 92–95% use, where the LP
 // buys t4g.small/micro for the small pods and c6g.4xlarge + r6g.12xlarge for the rest).
 //
-// For the pods with no topology rules and no host ports, per pool (each class in the
-// heaviest pool that can take it, as the greedy fill would), column generation
-// (patterns.ts, fast pricing) finds the mix of node patterns, starting from the greedy
-// plan's own nodes (so its LP never costs more than them); sequential rounding turns it
-// into whole nodes, and each node is opened as a claim and filled with exactly its
-// pattern's pods under every constraint (canAddToClaim). Whatever a pattern could not
-// take — a zone clash, a pool limit, the last 5% — stays waiting for the greedy fill,
-// which also handles every pod with topology rules. solve() keeps the guided plan only
-// when it is cheaper than the greedy one, so the guide can only lower the cost.
+// For the pods with no topology rules and no host ports, one column generation over the
+// types of every pool (patterns.ts, fast pricing; a pattern is a type of one pool and
+// holds only classes that pool can host) finds the mix of node patterns, starting from
+// the greedy plan's own nodes (so its LP never costs more than them); sequential rounding
+// turns it into whole nodes — taking a pool's nodes only while its limits allow — and
+// each node is opened as a claim and filled with exactly its pattern's pods under every
+// constraint (canAddToClaim). Whatever a pattern could not take — a zone clash, a pool
+// limit, the last 5% (with one pool; with several the LP covers it, see coverTail below)
+// — stays waiting for the greedy fill, whose seeds try pools by weight, and which also
+// handles every pod with topology rules. solve() keeps the guided
+// plan only when it is cheaper than the greedy one, so the guide can only lower the cost.
+//
+// Rejected (issue 14, finding 3, measured on many-pools, 3,000 pods, five pools, on a
+// loaded machine):
+// - One generation per pool, each class in the heaviest pool that can host it (the
+//   guide's first version): the 200-cpu on-demand pool (weight 80) got every class, its
+//   limit stopped rounding after 100 nodes and the spot and arm64 pools were left to the
+//   greedy fill: 98.31 $/h. Pools in weight order with the rest spilling on once a
+//   pool's limits refuse a node: 97.64. One generation over all pools: 95.53 (92.54 with
+//   coverTail), because a class without an arch selector then packs onto the cheaper
+//   arm64 nodes, as the greedy fill's top-ups would.
+// - The same generation for pods with hostname/zone topology rules, with per-node rules
+//   on the patterns (patterns.ts PatternRule): on topology-heavy the rounded patterns
+//   lost to the greedy plan (2,000 pods: greedy 74.28 $/h, guided 81.06, 327 of 2,000
+//   pods refused by zone skew at fill time across six zones; 300 pods: 8.97 against
+//   9.51) and the second pass cost ~10 s. Those pods stay with the greedy fill.
 import { maskFor } from './classes';
 import { addToClaimMutating, canAddToClaim, canOpen, openClaimMutating } from './claim';
 import { topologyOf, type SolveContext } from './context';
@@ -20,7 +37,7 @@ import { add, subtract } from './dims';
 import type { LinearSolver } from './linear-program';
 import type { PlannedNodeClaim } from './plan';
 import { remainingOf, type ClassQueue, type PackState } from './pack-state';
-import { PatternGenerator } from './patterns';
+import { PatternGenerator, type RoundLimit } from './patterns';
 import type { Pool, PoolType } from './pools';
 
 /** Pricing rounds for the solver (the bound runs to convergence; the guide needs a good mix, fast). */
@@ -29,13 +46,14 @@ const maxIterations = 40;
 const fastBudget = 3_000_000;
 const maxRounds = 2_000;
 /**
- * The guide runs for a pool only while classes × (undominated) types stays under this:
- * the master's rows and each pricing round grow with both (aws-realistic 20k: 387 × ~200).
+ * The guide runs only while classes × (undominated) types stays under this: the master's
+ * rows and each pricing round grow with both (aws-realistic 20k: 387 × ~200; many-pools:
+ * ~150 × 255 over its five pools).
  */
 const maxWork = 200_000;
 /**
  * Pricing work (dynamic-program cells and item steps, patterns.ts) for the column
- * generation and for the rounding, per solve (pools share it by pods): together about a
+ * generation and for the rounding, per solve: together about a
  * second on this machine, whatever the size — a deterministic stand-in for a time limit. Measured on aws-realistic with no
  * budget: 1k converges in 5e8 (26.65 $/h), 20k does not in 9e8; with these: 1k 26.84,
  * 5k 143.80, 20k 567.37 $/h, and 20k solves in under 5 s.
@@ -79,56 +97,51 @@ export function guidable(state: PackState, context: SolveContext): boolean {
  * run. The caller has checked `guidable`.
  */
 export function guideNewClaimsMutating(state: PackState, context: SolveContext, guide: Guide, placed: Set<string>): boolean {
-  const taken = new Set<number>();
-  const work: { pool: Pool; queues: ClassQueue[]; pods: number }[] = [];
+  // Classes in the order the pools list them (most valuable first), each once.
+  const queues = [...new Set(context.pools.flatMap((pool) => state.activeByPool[pool.order] ?? []))].filter((queue) => free(queue, context));
+  const types: { pool: Pool; type: PoolType }[] = [];
   for (const pool of context.pools) {
-    const queues = (state.activeByPool[pool.order] ?? []).filter((queue) => {
-      if (taken.has(queue.podClass.id) || !free(queue, context)) return false;
-      // The heaviest pool that can host the class at all gets it (pools are in weight order).
-      const first = context.pools.find((p) => queue.podClass.feasibility[p.order]?.ok === true);
-      return first === pool;
-    });
-    queues.forEach((queue) => taken.add(queue.podClass.id));
-    if (queues.length > 0) work.push({ pool, queues, pods: queues.reduce((sum, q) => sum + remainingOf(q), 0) });
+    for (const type of pool.types) if (type.offerings.length > 0 && canOpen(pool, type)) types.push({ pool, type });
   }
-  // One budget per solve, shared by the pools in proportion to their pods.
-  const pods = work.reduce((sum, w) => sum + w.pods, 0);
-  let guided = false;
-  for (const { pool, queues, pods: share } of work) guided = guidePool(pool, queues, state, context, guide, placed, share / Math.max(1, pods)) || guided;
-  return guided;
-}
-
-function guidePool(pool: Pool, queues: readonly ClassQueue[], state: PackState, context: SolveContext, guide: Guide, placed: Set<string>, share: number): boolean {
-  const types: PoolType[] = pool.types.filter((type) => type.offerings.length > 0 && canOpen(pool, type));
-  if (types.length === 0) return false;
-  const masks = queues.map((queue) => maskFor(queue.podClass, pool));
+  if (queues.length === 0 || types.length === 0) return false;
+  const masks = queues.map((queue) => context.pools.map((pool) => maskFor(queue.podClass, pool)));
   const generator = new PatternGenerator(
     {
       items: queues.map((queue) => ({ requests: queue.podClass.requests, count: remainingOf(queue) })),
-      types: types.map((type) => ({ capacity: subtract(type.allocatable, type.daemonOverhead), price: type.offerings[0]?.price ?? Infinity })),
-      allowed: (k, t) => masks[k]?.[types[t]?.index ?? -1] === 1,
+      types: types.map(({ type }) => ({ capacity: subtract(type.allocatable, type.daemonOverhead), price: type.offerings[0]?.price ?? Infinity })),
+      allowed: (k, t) => {
+        const entry = types[t];
+        return entry !== undefined && masks[k]?.[entry.pool.order]?.[entry.type.index] === 1;
+      },
     },
     guide.solver,
-    { mode: 'fast', maxIterations, dpBudget: 0, fastBudget, searchNodes: 0, workBudget: workBudget * share, leaveToGreedy },
+    // With several pools the rounding's tail is covered by the LP's patterns rounded up
+    // (patterns.ts coverTail), not left to the greedy fill, whose seeds try pools by weight
+    // and so open the heaviest pool's nodes for it whatever they cost (many-pools: the tail
+    // went to the on-demand pool; 95.53 → 92.54 $/h with the cover). With one pool the
+    // greedy tail packs tighter (aws-realistic 1k 26.84 against 26.98, 5k 143.80 against 146.39).
+    { mode: 'fast', maxIterations, dpBudget: 0, fastBudget, searchNodes: 0, workBudget, leaveToGreedy, coverTail: context.pools.length > 1 },
   );
   try {
     if (queues.length * generator.typeCount > maxWork) return false;
     // The greedy plan's nodes of these pods start the master: its LP is never above them.
     const itemOf = new Map<string, number>();
     queues.forEach((queue, k) => { for (let i = queue.head; i < queue.pods.length; i++) itemOf.set(queue.pods[i] ?? '', k); });
-    const typeOf = new Map(types.map((type, t) => [type.name, t]));
+    const typeOf = new Map(types.map(({ pool, type }, t) => [`${pool.name}/${type.name}`, t]));
     for (const claim of guide.hints) {
-      const t = typeOf.get(claim.instanceType);
-      if (claim.nodePool !== pool.name || t === undefined || !claim.pods.every((pod) => itemOf.has(pod))) continue;
+      const t = typeOf.get(`${claim.nodePool}/${claim.instanceType}`);
+      if (t === undefined || !claim.pods.every((pod) => itemOf.has(pod))) continue;
       const counts = new Int32Array(queues.length);
       for (const pod of claim.pods) counts[itemOf.get(pod) ?? 0] = (counts[itemOf.get(pod) ?? 0] ?? 0) + 1;
       generator.addKnownPattern(t, counts);
     }
     generator.generate();
-    const { nodes } = generator.round(maxRounds, iterationsPerRound, roundWork * share);
+    const limited = context.pools.some((pool) => pool.limited.length > 0 || Number.isFinite(pool.nodesHeadroom));
+    const { nodes } = generator.round(maxRounds, iterationsPerRound, roundWork, limited ? poolLimits(types, context.pools) : undefined);
     for (const node of nodes) {
-      const type = types[node.type];
-      if (type === undefined || !canOpen(pool, type)) continue;
+      const entry = types[node.type];
+      if (entry === undefined || !canOpen(entry.pool, entry.type)) continue;
+      const { pool, type } = entry;
       const claim = openClaimMutating(state.claims.length, pool, type, context);
       node.counts.forEach((count, k) => {
         const queue = queues[k];
@@ -145,7 +158,8 @@ function guidePool(pool: Pool, queues: readonly ClassQueue[], state: PackState, 
       });
       if (claim.pods.length > 0) state.claims.push(claim);
       else {
-        // Nothing joined: give the pool its headroom back.
+        // Nothing joined: give the pool its headroom back (the id, a hostname domain
+        // nothing was counted in, is free for the next claim).
         pool.headroom.set(add(pool.headroom, claim.reservation));
         pool.nodesHeadroom += 1;
       }
@@ -154,4 +168,23 @@ function guidePool(pool: Pool, queues: readonly ClassQueue[], state: PackState, 
     generator.dispose();
   }
   return true;
+}
+
+/** Pool limits as rounding sees them: per pool a copy of the headroom, charged per node taken. */
+function poolLimits(types: readonly { pool: Pool; type: PoolType }[], pools: readonly Pool[]): RoundLimit {
+  const left = new Map(pools.map((pool) => [pool.order, { room: Float64Array.from(pool.headroom), nodes: pool.nodesHeadroom }]));
+  return {
+    fits: (t) => {
+      const entry = types[t];
+      const room = entry === undefined ? undefined : left.get(entry.pool.order);
+      return entry !== undefined && room !== undefined && room.nodes >= 1 && entry.pool.limited.every((r) => (entry.type.capacity[r] ?? 0) <= (room.room[r] ?? 0));
+    },
+    take: (t) => {
+      const entry = types[t];
+      const room = entry === undefined ? undefined : left.get(entry.pool.order);
+      if (entry === undefined || room === undefined) return;
+      room.nodes -= 1;
+      for (const r of entry.pool.limited) room.room[r] = (room.room[r] ?? 0) - (entry.type.capacity[r] ?? 0);
+    },
+  };
 }

@@ -23,6 +23,24 @@ export interface PatternProblem {
   readonly types: readonly { readonly capacity: Vec; readonly price: number }[];
   /** Whether item k may go on type t besides fitting; everything fitting is allowed if absent. */
   readonly allowed?: (item: number, type: number) => boolean;
+  /** Per-node rules between items (topology), honoured by every pattern generated. */
+  readonly rules?: readonly PatternRule[];
+}
+
+/**
+ * (Not used by solve() yet: the guide leaves pods with topology rules to the greedy fill,
+ * guide.ts says why; kept for a topology-aware configuration bound, issue 14 finding 3.)
+ * "A node holding any of `owners` holds at most `cap` pods of `matchers`" (owners may be
+ * matchers too): hostname anti-affinity (cap 1 when the owner matches its own selector, 0
+ * when not) and hostname spread (cap maxSkew) on a node, as topology.ts enforces them.
+ * Every column generated or offered satisfies every rule (repairRules); pricing bounds
+ * (the knapsack's relaxations, the unconstrained dynamic program) ignore them, which
+ * only makes them larger: Farley's bound stays valid.
+ */
+export interface PatternRule {
+  readonly owners: readonly number[];
+  readonly matchers: readonly number[];
+  readonly cap: number;
 }
 
 export interface Pattern {
@@ -61,6 +79,14 @@ export interface GenerationOptions {
    * packer: the last nodes of sequential rounding cost an LP solve each.
    */
   readonly leaveToGreedy?: number;
+  /** Cover what leaveToGreedy leaves with the LP's patterns rounded up, in one solve (coverTail). */
+  readonly coverTail?: boolean;
+}
+
+/** A cap on the nodes rounding may take (a pool's limits): checked, then charged, per node, by problem type. */
+export interface RoundLimit {
+  fits(type: number): boolean;
+  take(type: number): void;
 }
 
 const improving = 1 + 1e-9;
@@ -113,6 +139,11 @@ export class PatternGenerator {
   private pricing: number[];
   /** Per type, the best pattern's value per price at its last pricing. */
   private readonly lastRatio: Float64Array;
+  private readonly rules: readonly PatternRule[];
+  /** Per item, the rules it owns or matches (indices into rules). */
+  private readonly rulesOf: number[][];
+  /** Per item, copies of it one node may hold under the rules alone (an owner that matches its own rule). */
+  private readonly ruleCap: number[];
 
   constructor(problem: PatternProblem, private readonly solver: LinearSolver, private readonly options: GenerationOptions) {
     const d = problem.items[0]?.requests.length ?? 0;
@@ -151,6 +182,13 @@ export class PatternGenerator {
     this.allowed = this.typeIndex.map((t) => allow[t] ?? new Uint8Array(0));
     this.pricing = this.a.map((_, t) => t);
     this.lastRatio = new Float64Array(this.a.length);
+    this.rules = problem.rules ?? [];
+    this.rulesOf = problem.items.map(() => []);
+    this.ruleCap = problem.items.map(() => Infinity);
+    this.rules.forEach((rule, i) => {
+      for (const k of new Set([...rule.owners, ...rule.matchers])) this.rulesOf[k]?.push(i);
+      for (const k of rule.owners) if (rule.matchers.includes(k)) this.ruleCap[k] = Math.min(this.ruleCap[k] ?? Infinity, rule.cap);
+    });
     this.master = solver.createModel();
     this.count.forEach((n) => this.master.addRow(n, solver.infinity));
     this.seedColumns();
@@ -174,12 +212,66 @@ export class PatternGenerator {
     const r = this.r[k];
     const a = this.a[t];
     if (r === undefined || a === undefined || this.allowed[t]?.[k] !== 1) return 0;
-    let copies = limit;
+    let copies = Math.min(limit, this.ruleCap[k] ?? Infinity);
     for (let i = 0; i < a.length; i++) if ((r[i] ?? 0) > 0) copies = Math.min(copies, Math.floor((a[i] ?? 0) / (r[i] ?? 1)));
     return Math.max(0, copies);
   }
 
+  /**
+   * The pattern trimmed until it keeps every rule: per broken rule, either its owners go
+   * or its matchers are cut to the cap (the most valuable kept), whichever keeps more
+   * value (π, or pod counts without duals). Only removes pods, so the pattern still fits
+   * and a rule kept stays kept: one pass suffices. Mutates and returns `counts`.
+   */
+  private repairRules(counts: Int32Array, pi?: Float64Array): Int32Array {
+    const worth = (k: number): number => (pi === undefined ? 1 : Math.max(1e-12, pi[k] ?? 0));
+    for (const rule of this.rules) {
+      let owners = 0;
+      for (const k of rule.owners) owners += counts[k] ?? 0;
+      if (owners === 0) continue;
+      let matching = 0;
+      for (const k of rule.matchers) matching += counts[k] ?? 0;
+      if (matching <= rule.cap) continue;
+      // Option A: drop the owners (the matchers stay).
+      let lossA = 0;
+      for (const k of rule.owners) lossA += (counts[k] ?? 0) * worth(k);
+      // Option B: keep the cap's most valuable matchers (owners that do not match stay).
+      const byWorth = [...rule.matchers].filter((k) => (counts[k] ?? 0) > 0).sort((x, y) => worth(y) - worth(x) || x - y);
+      let keep = rule.cap;
+      let lossB = 0;
+      const kept = new Map<number, number>();
+      for (const k of byWorth) {
+        const c = Math.min(counts[k] ?? 0, keep);
+        keep -= c;
+        kept.set(k, c);
+        lossB += ((counts[k] ?? 0) - c) * worth(k);
+      }
+      if (lossA <= lossB) for (const k of rule.owners) counts[k] = 0;
+      else for (const [k, c] of kept) counts[k] = c;
+    }
+    return counts;
+  }
+
+  /** Copies of item k (on top of `counts`) the rules allow on one node. */
+  private ruleRoom(k: number, counts: ArrayLike<number>): number {
+    let room = Infinity;
+    for (const i of this.rulesOf[k] ?? []) {
+      const rule = this.rules[i];
+      if (rule === undefined) continue;
+      let owners = 0;
+      for (const o of rule.owners) owners += counts[o] ?? 0;
+      let matching = 0;
+      for (const m of rule.matchers) matching += counts[m] ?? 0;
+      const isOwner = rule.owners.includes(k);
+      const isMatcher = rule.matchers.includes(k);
+      if (isOwner && !isMatcher && matching > rule.cap) return 0;
+      if (isMatcher && (owners > 0 || isOwner)) room = Math.min(room, rule.cap - matching);
+    }
+    return Math.max(0, room);
+  }
+
   private addColumn(t: number, counts: Int32Array): boolean {
+    if (this.rules.length > 0) this.repairRules(counts);
     const key = `${t}:${counts.join(',')}`;
     if (this.seen.has(key) || counts.every((c) => c === 0)) return false;
     this.seen.add(key);
@@ -302,7 +394,7 @@ export class PatternGenerator {
    * copy, one copy of the largest; repeat until the demand is met. Patterns are trimmed
    * to the demand, so every node returned is full of pods that exist.
    */
-  round(maxRounds: number, iterationsPerRound: number, roundWork = Infinity): { nodes: Pattern[]; left: number[] } {
+  round(maxRounds: number, iterationsPerRound: number, roundWork = Infinity, limit?: RoundLimit): { nodes: Pattern[]; left: number[] } {
     const nodes: Pattern[] = [];
     const K = this.count.length;
     for (let k = 0; k < K; k++) if (!this.placeable(k)) this.demand[k] = 0;
@@ -324,20 +416,43 @@ export class PatternGenerator {
       const order = this.patterns.map((p, j) => ({ p, j, x: result.columnValues[j] ?? 0 })).filter((c) => c.p.type >= 0 && c.x > 1e-9)
         .sort((x, y) => y.x - x.x || x.j - y.j);
       let took = false;
-      for (const { p, x } of order) {
+      // A node the caller refuses (a pool limit) ends that pattern's copies; when no
+      // pattern is accepted any more, rounding is over.
+      const fits = (p: Pattern): boolean => limit === undefined || limit.fits(this.typeIndex[p.type] ?? -1);
+      const usable = limit === undefined ? order : order.filter((c) => fits(c.p));
+      for (const { p, x } of usable) {
         for (let copy = 0; copy < Math.floor(x + 1e-9); copy++) {
-          if (!this.take(p, nodes)) break;
+          if (!fits(p) || !this.take(p, nodes, limit)) break;
           took = true;
         }
       }
       if (!took) {
         // No whole copy: one of the largest. (Rounding up every pattern above one half
         // instead was measured worse: aws-realistic 1k 27.62 against 26.90 $/h.)
-        const first = order[0];
-        if (first === undefined || !this.take(first.p, nodes)) break;
+        const first = usable.find((c) => fits(c.p));
+        if (first === undefined || !this.take(first.p, nodes, limit)) break;
       }
     }
+    if (stopAt > 0 && total() > 0 && this.options.coverTail === true) this.coverTail(nodes, limit);
     return { nodes, left: [...this.demand] };
+  }
+
+  /**
+   * The tail sequential rounding leaves (leaveToGreedy) in one LP solve: the patterns of
+   * the master for the demand left, largest x first, each taken ⌈x⌉ times, trimmed to the
+   * demand (so later copies shrink and stop); whatever no pattern covers stays left.
+   */
+  private coverTail(nodes: Pattern[], limit?: RoundLimit): void {
+    this.demand.forEach((n, k) => this.master.changeRowBounds(k, n, this.solver.infinity));
+    const result = this.master.solve();
+    if (!result.optimal) return;
+    const order = this.patterns.map((p, j) => ({ p, j, x: result.columnValues[j] ?? 0 })).filter((c) => c.p.type >= 0 && c.x > 1e-9)
+      .sort((x, y) => y.x - x.x || x.j - y.j);
+    for (const { p, x } of order) {
+      for (let copy = 0; copy < Math.ceil(x - 1e-9); copy++) {
+        if ((limit !== undefined && !limit.fits(this.typeIndex[p.type] ?? -1)) || !this.take(p, nodes, limit)) break;
+      }
+    }
   }
 
   /**
@@ -355,11 +470,13 @@ export class PatternGenerator {
   }
 
   /** One node of the pattern, trimmed to the demand left; false if it would hold nothing. */
-  private take(pattern: Pattern, nodes: Pattern[]): boolean {
+  private take(pattern: Pattern, nodes: Pattern[], limit?: RoundLimit): boolean {
     const counts = Int32Array.from(pattern.counts, (c, k) => Math.min(c, this.demand[k] ?? 0));
     if (counts.every((c) => c === 0)) return false;
     counts.forEach((c, k) => { this.demand[k] = (this.demand[k] ?? 0) - c; });
-    nodes.push({ type: this.typeIndex[pattern.type] ?? -1, counts });
+    const type = this.typeIndex[pattern.type] ?? -1;
+    limit?.take(type);
+    nodes.push({ type, counts });
     return true;
   }
 
@@ -416,10 +533,10 @@ export class PatternGenerator {
   private exactPrice(t: number, pi: Float64Array): Priced {
     const items = this.items(t, pi);
     const dp = this.dynamicProgram(t, pi, items, this.options.dpBudget, false);
-    if (dp !== undefined) return dp;
+    if (dp !== undefined) return this.withinRules(dp, pi);
     const { lambda, upper } = this.relaxation(t, pi, items);
     const found = this.branchAndBound(t, pi, items, lambda, this.options.searchNodes);
-    return { upper: found.exact ? found.value : upper, value: found.value, pattern: found.pattern };
+    return this.withinRules({ upper: found.exact ? found.value : upper, value: found.value, pattern: found.pattern }, pi);
   }
 
   /** The dynamic program where grid × pieces fits the budget, else a greedy fill. */
@@ -427,7 +544,16 @@ export class PatternGenerator {
     const items = this.items(t, pi);
     const upper = this.singleDimensionBound(t, pi, items);
     if (upper <= (this.price[t] ?? 0) * improving) return { upper, value: 0, pattern: undefined };
-    return this.dynamicProgram(t, pi, items, this.options.fastBudget, true) ?? this.greedy(t, pi, items);
+    return this.withinRules(this.dynamicProgram(t, pi, items, this.options.fastBudget, true) ?? this.greedy(t, pi, items), pi);
+  }
+
+  /** A priced pattern repaired to keep the rules (its value recomputed; the upper bound stays, still valid). */
+  private withinRules(priced: Priced, pi: Float64Array): Priced {
+    if (this.rules.length === 0 || priced.pattern === undefined) return priced;
+    const pattern = this.repairRules(priced.pattern, pi);
+    let value = 0;
+    pattern.forEach((c, k) => { value += c * (pi[k] ?? 0); });
+    return { upper: priced.upper, value, pattern };
   }
 
   /** Per dimension, the items by dual value per unit of it, best first (cached per duals). */
@@ -498,6 +624,8 @@ export class PatternGenerator {
     this.work += 4 * items.k.length * (this.a[t]?.length ?? 1);
     const room = Float64Array.from(this.a[t] ?? new Float64Array(0));
     const counts = new Int32Array(items.k.length);
+    /** The same counts by problem item, for the rules. */
+    const full = new Int32Array(this.count.length);
     let value = 0;
     for (let pass = 0; pass < 2; pass++) {
       for (const j of this.densityOrder(t, pi, items)) {
@@ -505,8 +633,10 @@ export class PatternGenerator {
         const r = this.r[k] ?? new Float64Array(0);
         let copies = (items.ub[j] ?? 0) - (counts[j] ?? 0);
         for (let i = 0; i < room.length; i++) if ((r[i] ?? 0) > 0) copies = Math.min(copies, Math.floor((room[i] ?? 0) / (r[i] ?? 1)));
+        if (copies > 0 && this.rules.length > 0) copies = Math.min(copies, this.ruleRoom(k, full));
         if (copies <= 0) continue;
         counts[j] = (counts[j] ?? 0) + copies;
+        full[k] = (full[k] ?? 0) + copies;
         value += copies * (pi[k] ?? 0);
         for (let i = 0; i < room.length; i++) room[i] = (room[i] ?? 0) - copies * (r[i] ?? 0);
       }
