@@ -19,6 +19,13 @@ export type PoolFeasibility =
 export interface PodClass {
   readonly id: number;
   readonly key: string;
+  /**
+   * Dense id of everything but topology: requests, node requirements, tolerations, host ports. Classes
+   * of one shape share their feasibility and every value derived from it (standalone cost,
+   * spread universes, share values): on Karpenter's benchmark input 3,400 classes at 20k
+   * pods (labels × selectors) come in 30 shapes.
+   */
+  readonly shapeId: number;
   readonly namespace: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly spec: EffectiveSpec;
@@ -59,9 +66,19 @@ export interface ClassBuildContext {
   readonly pools: readonly Pool[];
   /** Feasibility masks keyed by pool and requirement/toleration signature, shared across classes. */
   readonly compatCache: Map<string, { ok: true; mask: Uint8Array } | { ok: false; why: Explanation }>;
+  /** Per shape (PodClass.shapeId, keyed by its JSON): what buildClass derives from it, built once. */
+  readonly shapes: Map<string, ClassShape>;
 }
 
-export function buildClass(id: number, pod: PendingPod, spec: EffectiveSpec, context: ClassBuildContext): PodClass {
+type ClassShape = Pick<PodClass, 'shapeId' | 'requests' | 'requirements' | 'invalid' | 'zone' | 'capacityType' | 'hostPorts' | 'feasibility'>;
+
+function shapeKey(pod: PendingPod, spec: EffectiveSpec): string {
+  const sortedEntries = (record: Readonly<Record<string, string>>): [string, string][] =>
+    Object.keys(record).sort().map((key) => [key, record[key] ?? '']);
+  return JSON.stringify([sortedEntries(pod.requests), sortedEntries(pod.nodeSelector), spec.nodeTerms[0] ?? null, spec.preferredNode[0] ?? null, tolerationsOf(spec), pod.hostPorts]);
+}
+
+function buildShape(shapeId: number, pod: PendingPod, spec: EffectiveSpec, context: ClassBuildContext): ClassShape {
   const { dims, pools } = context;
   // Every pod takes one of the node's pod slots, whatever its manifest says.
   const requests = dims.vector({ ...pod.requests, pods: '1' }, 'up');
@@ -71,13 +88,22 @@ export function buildClass(id: number, pod: PendingPod, spec: EffectiveSpec, con
   const invalid = !parsed.ok ? parsed.reason
     : unsatisfiable !== undefined ? `its node requirements contradict each other on ${unsatisfiable.key}` : undefined;
   const base = {
-    id, key: classKey(pod, spec), namespace: pod.namespace, labels: pod.labels,
     spec, requests, requirements,
     zone: requirements[LabelKey.zone], capacityType: requirements[LabelKey.capacityType],
-    hostPorts: pod.hostPorts.map(hostPortKey), value: 0,
+    hostPorts: pod.hostPorts.map(hostPortKey),
   };
   const feasibility = pools.map((pool): PoolFeasibility => (invalid !== undefined ? { ok: false, why: said(invalid) } : poolFeasibility(base, pool, context)));
-  return { ...base, feasibility, ...(invalid === undefined ? {} : { invalid }) };
+  return { shapeId, requests, requirements, zone: base.zone, capacityType: base.capacityType, hostPorts: base.hostPorts, feasibility, ...(invalid === undefined ? {} : { invalid }) };
+}
+
+export function buildClass(id: number, pod: PendingPod, spec: EffectiveSpec, context: ClassBuildContext): PodClass {
+  const key = shapeKey(pod, spec);
+  let shape = context.shapes.get(key);
+  if (shape === undefined) {
+    shape = buildShape(context.shapes.size, pod, spec, context);
+    context.shapes.set(key, shape);
+  }
+  return { ...shape, id, key: classKey(pod, spec), namespace: pod.namespace, labels: pod.labels, spec, value: 0 };
 }
 
 type ClassCore = Pick<PodClass, 'requests' | 'requirements' | 'spec' | 'zone' | 'capacityType' | 'hostPorts'>;

@@ -34,7 +34,8 @@ export function topologyOf(context: SolveContext, podClass: PodClass): ClassTopo
  * (nodeAffinityPolicy: Honor, the Kubernetes default).
  */
 export function universeOf(context: SolveContext, podClass: PodClass, key: string): readonly string[] {
-  const cacheKey = `${podClass.id}|${key}`;
+  // (a function of the class's shape: feasibility, zone and capacity-type requirements)
+  const cacheKey = `${key}|${podClass.shapeId}`;
   const cached = context.universes.get(cacheKey);
   if (cached !== undefined) return cached;
   const domains = new Set<string>();

@@ -67,7 +67,7 @@ export interface SolveOptions {
 
 export function solve(input: PackingInput, options: SolveOptions = {}): Plan {
   // Classes depend on the input only: the guided solve reuses the greedy solve's.
-  const shared: SharedClasses = { classes: new Map(), compatCache: new Map() };
+  const shared: SharedClasses = { classes: new Map(), compatCache: new Map(), shapes: new Map() };
   // The greedy run's state is dropped before the guided run starts (peak memory: only
   // its plan survives, as the guide's hints and the plan to beat).
   const { best, hints, guidable } = greedyPlan(input, shared);
@@ -86,6 +86,7 @@ function greedyPlan(input: PackingInput, shared: SharedClasses): { best: Plan; h
 interface SharedClasses {
   readonly classes: Map<string, PodClass>;
   readonly compatCache: ClassBuildContext['compatCache'];
+  readonly shapes: ClassBuildContext['shapes'];
 }
 
 function solveWith(input: PackingInput, guide: Guide | undefined, shared: SharedClasses): { plan: Plan; unschedulable: Map<string, string>; model: LoopModel; guided: boolean; guidable: boolean } {
@@ -127,10 +128,18 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
     existingZones: existing.flatMap((n) => (n.labels['topology.kubernetes.io/zone'] === undefined ? [] : [{ zone: n.labels['topology.kubernetes.io/zone'], labels: n.labels }])),
     classTopology: new Map(), universes: new Map(),
   };
-  const build: ClassBuildContext = { dims, pools, compatCache: shared.compatCache };
+  const build: ClassBuildContext = { dims, pools, compatCache: shared.compatCache, shapes: shared.shapes };
   const classes = shared.classes;
+  // A function of the class's shape and hostname cap only: once per pair.
+  const standalones = new Map<string, number>();
   const assignValue = (podClass: PodClass): void => {
-    const standalone = standaloneCost(podClass, pools, topologyOf(context, podClass).perNode);
+    const perNode = topologyOf(context, podClass).perNode;
+    const standaloneKey = `${perNode}|${podClass.shapeId}`;
+    let standalone = standalones.get(standaloneKey);
+    if (standalone === undefined) {
+      standalone = standaloneCost(podClass, pools, perNode);
+      standalones.set(standaloneKey, standalone);
+    }
     // Unschedulable classes (no fitting type) and free capacity fall back to the fluid value, then cpu.
     podClass.value = Number.isFinite(standalone) && standalone > 0 ? standalone
       : podValue(podClass.requests, context.prices) || (podClass.requests[0] ?? 0) * 1e-3 + (podClass.requests[1] ?? 0) * 1e-12;

@@ -70,20 +70,49 @@ function cheapestPrice(type: PoolType): number {
 }
 
 /**
- * Share value packed per dollar when the waiting pods are packed into one fresh node of
- * `type`. Like the real fill, candidates only ever drop out, so they are compacted in place.
+ * Waiting pods of one pool that the simulation cannot tell apart: the same shape (so the
+ * same requests, feasibility and share value) and the same hostname caps. On Karpenter's
+ * benchmark input thousands of classes (labels × selectors) merge into a few hundred.
  */
-function simulate(pool: Pool, type: PoolType, active: readonly ClassQueue[], state: PackState, caps: Map<number, readonly HostCap[]>): number {
-  const room = usable(type);
-  const size = type.allocatable;
-  const groupUse = new Map<number, number>();
-  const candidates: { podClass: PodClass; left: number; caps: readonly HostCap[]; value: number }[] = [];
+interface SimulationGroup {
+  readonly requests: Vec;
+  readonly mask: Uint8Array | undefined;
+  readonly caps: readonly HostCap[];
+  readonly value: number;
+  left: number;
+}
+
+function simulationGroups(pool: Pool, active: readonly ClassQueue[], state: PackState, caps: Map<number, readonly HostCap[]>): SimulationGroup[] {
+  const byKey = new Map<string, SimulationGroup>();
+  const groups: SimulationGroup[] = [];
   for (const queue of active) {
     const { podClass } = queue;
     const left = remainingOf(queue);
-    if (left <= 0 || maskFor(podClass, pool)?.[type.index] !== 1) continue;
-    candidates.push({ podClass, left, caps: caps.get(podClass.id) ?? [], value: shareValue(podClass, pool, state) });
+    if (left <= 0) continue;
+    const classCaps = caps.get(podClass.id) ?? [];
+    const key = classCaps.length === 0 ? String(podClass.shapeId) : `${podClass.shapeId}|${classCaps.map((c) => `${c.group}:${c.cap}`).join(',')}`;
+    const group = byKey.get(key);
+    if (group !== undefined) {
+      group.left += left;
+      continue;
+    }
+    const merged = { requests: podClass.requests, mask: maskFor(podClass, pool), caps: classCaps, value: shareValue(podClass, pool, state), left };
+    byKey.set(key, merged);
+    groups.push(merged);
   }
+  return groups;
+}
+
+/**
+ * Share value packed per dollar when the waiting pods are packed into one fresh node of
+ * `type`. Like the real fill, candidates only ever drop out, so they are compacted in place.
+ */
+function simulate(type: PoolType, groups: readonly SimulationGroup[]): number {
+  const room = usable(type);
+  const size = type.allocatable;
+  const groupUse = new Map<number, number>();
+  const candidates: { group: SimulationGroup; left: number }[] = [];
+  for (const group of groups) if (group.mask?.[type.index] === 1) candidates.push({ group, left: group.left });
   let value = 0;
   for (let step = 0; step < simulationSteps && candidates.length > 0; step++) {
     let best: (typeof candidates)[number] | undefined;
@@ -91,19 +120,19 @@ function simulate(pool: Pool, type: PoolType, active: readonly ClassQueue[], sta
     let bestCopies = 0;
     let kept = 0;
     for (const candidate of candidates) {
-      const { podClass } = candidate;
+      const { requests, caps } = candidate.group;
       let copies = candidate.left;
       for (let i = 0; i < room.length; i++) {
-        const request = podClass.requests[i] ?? 0;
+        const request = requests[i] ?? 0;
         if (request > 0) copies = Math.min(copies, Math.floor((room[i] ?? 0) / request));
       }
-      for (const { group, cap } of candidate.caps) copies = Math.min(copies, cap - (groupUse.get(group) ?? 0));
+      for (const { group, cap } of caps) copies = Math.min(copies, cap - (groupUse.get(group) ?? 0));
       if (copies <= 0) continue;
       candidates[kept++] = candidate;
       let score = 0;
       for (let i = 0; i < size.length; i++) {
         const capacity = size[i] ?? 0;
-        if (capacity > 0) score += ((podClass.requests[i] ?? 0) / capacity) * ((room[i] ?? 0) / capacity);
+        if (capacity > 0) score += ((requests[i] ?? 0) / capacity) * ((room[i] ?? 0) / capacity);
       }
       if (score > bestScore) {
         bestScore = score;
@@ -115,11 +144,11 @@ function simulate(pool: Pool, type: PoolType, active: readonly ClassQueue[], sta
     if (best === undefined) break;
     // Half of what fits at once: close to one-by-one DotProduct, in logarithmically many steps.
     const count = Math.max(1, Math.floor(bestCopies / 2));
-    const { podClass } = best;
-    for (let i = 0; i < room.length; i++) room[i] = (room[i] ?? 0) - count * (podClass.requests[i] ?? 0);
+    const { requests, caps } = best.group;
+    for (let i = 0; i < room.length; i++) room[i] = (room[i] ?? 0) - count * (requests[i] ?? 0);
     best.left -= count;
-    for (const { group } of best.caps) groupUse.set(group, (groupUse.get(group) ?? 0) + count);
-    value += count * best.value;
+    for (const { group } of caps) groupUse.set(group, (groupUse.get(group) ?? 0) + count);
+    value += count * best.group.value;
   }
   return value / cheapestPrice(type);
 }
@@ -150,7 +179,8 @@ function forcedNodes(active: readonly ClassQueue[], state: PackState, pool: Pool
  * nothing, so value per dollar measures how well a packing uses what it pays for.
  */
 function shareValue(podClass: PodClass, pool: Pool, state: PackState): number {
-  const key = `${pool.order}|${podClass.id}`;
+  // (a function of the class's shape)
+  const key = `${pool.order}|${podClass.shapeId}`;
   const cached = state.shareValues.get(key);
   if (cached !== undefined) return cached;
   let best = Infinity;
@@ -206,7 +236,8 @@ function rank(pool: Pool, allowed: Uint8Array | undefined, state: PackState, con
     if (!bySize.has(bucket)) bySize.set(bucket, s);
   }
   for (const s of bySize.values()) candidates.add(s);
-  const simulated = [...candidates].map((s) => ({ ...s, score: simulate(pool, s.type, active, state, caps) }));
+  const groups = simulationGroups(pool, active, state, caps);
+  const simulated = [...candidates].map((s) => ({ ...s, score: simulate(s.type, groups) }));
   // Within 0.1% counts as a tie: the larger node wins (the seed and the real fill differ
   // from the simulation, and a roomier node absorbs that; the final shrink to the cheapest
   // type holding the pods takes back what is left over), then the name.

@@ -154,7 +154,7 @@ function buildModel(input: PackingInput): LoopModel {
   input.nodePools.forEach((p) => { addNames(p.limits); addNames(p.usage); p.instanceTypes.forEach((t) => { addNames(t.capacity); addNames(t.allocatable); }); });
   const dims = new Dims(names);
   const pools = buildPools(input.nodePools, dims, daemonModels(input.daemonSets, dims));
-  const build: ClassBuildContext = { dims, pools, compatCache: new Map() };
+  const build: ClassBuildContext = { dims, pools, compatCache: new Map(), shapes: new Map() };
   const classes = new Map<string, PodClass>();
   const classOf = (pod: PendingPod, spec: EffectiveSpec): PodClass => {
     const key = classKey(pod, spec);
