@@ -15,7 +15,7 @@ import { addToClaimMutating, canAddToClaim, finalizeClaimMutating, restoreTarget
 import { topologyOf, type SolveContext } from './context';
 import { addToFixedMutating, canAddToFixed, domainOfFixed, existingNode, inFlightNode, type FixedNode } from './fixed-nodes';
 import { openForSeedMutating, shapeOf } from './fill';
-import { remainingOf, type PackState } from './pack-state';
+import { liveActive, remainingOf, type PackState, type RequestGroup } from './pack-state';
 import { solveFluid } from './fluid';
 import { addInto, Dims, subtract } from './dims';
 import type { PackingInput, PendingPod } from './input';
@@ -183,7 +183,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
   for (const podClass of classes.values()) assignValue(podClass);
   // (Every class, also ones from an earlier solve: their value is a function of the same prices.)
 
-  const state: PackState = { queues: new Map(), activeByPool: [], claims: [], typeChoice: new Map(), hostCaps: new Map(), shareValues: new Map(), shapeIds: new Map(), maskKeys: new WeakMap(), waiting: 0, guided: false, guidable: false };
+  const state: PackState = { queues: new Map(), activeByPool: [], groupsByPool: [], claims: [], typeChoice: new Map(), hostCaps: new Map(), shareValues: new Map(), shapeIds: new Map(), maskKeys: new WeakMap(), waiting: 0, guided: false, guidable: false };
   const unschedulable = new Map<string, string>();
   let queue = initialQueue;
 
@@ -287,7 +287,7 @@ function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, 
   for (const item of waiting) {
     let classQueue = state.queues.get(item.podClass.id);
     if (classQueue === undefined) {
-      classQueue = { podClass: item.podClass, pods: [], head: 0, perNode: topologyOf(context, item.podClass).perNode, shape: shapeOf(item.podClass.requests, state) };
+      classQueue = { podClass: item.podClass, pods: [], head: 0, perNode: topologyOf(context, item.podClass).perNode, shape: shapeOf(item.podClass.requests, state), order: 0, fillClaim: -1, fillCount: 0 };
       state.queues.set(item.podClass.id, classQueue);
     }
     classQueue.pods.push(item.key);
@@ -295,8 +295,24 @@ function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, 
   state.waiting = waiting.length;
   state.typeChoice.clear();
   state.activeByPool.length = 0;
+  state.groupsByPool.length = 0;
   const byValue = [...state.queues.values()].sort((a, b) => b.podClass.value - a.podClass.value || a.podClass.id - b.podClass.id);
-  for (const pool of context.pools) state.activeByPool.push(byValue.filter((q) => q.podClass.feasibility[pool.order]?.ok === true));
+  byValue.forEach((queue, order) => { queue.order = order; });
+  for (const pool of context.pools) {
+    const active = byValue.filter((q) => q.podClass.feasibility[pool.order]?.ok === true);
+    state.activeByPool.push(active);
+    const groups: RequestGroup[] = [];
+    for (const queue of active) {
+      let group = groups[queue.shape];
+      if (group === undefined) {
+        group = { requests: queue.podClass.requests, queues: [] };
+        groups[queue.shape] = group;
+      }
+      group.queues.push(queue);
+    }
+    // (dense by request id; in order of each group's most valuable class)
+    state.groupsByPool.push(groups.filter((g) => g !== undefined).sort((a, b) => (a.queues[0]?.order ?? 0) - (b.queues[0]?.order ?? 0)));
+  }
 
   const placed = new Set<string>();
   const failures = new Map<string, Explanation>();
@@ -318,16 +334,12 @@ function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, 
       state.waiting -= 1;
       failures.set(item.key, describeFailure(result.reasons, item.podClass, context));
     }
-    compactActive(state);
   }
   return failures;
 }
 
 function compactActive(state: PackState): void {
-  for (let i = 0; i < state.activeByPool.length; i++) {
-    const list = state.activeByPool[i];
-    if (list !== undefined && list.some((q) => remainingOf(q) <= 0)) state.activeByPool[i] = list.filter((q) => remainingOf(q) > 0);
-  }
+  for (let i = 0; i < state.activeByPool.length; i++) liveActive(state, i);
 }
 
 /**

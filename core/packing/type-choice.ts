@@ -31,7 +31,7 @@ import { maskFor, type PodClass } from './classes';
 import { canAddToClaim, canOpen, probeClaim } from './claim';
 import { topologyOf, type SolveContext } from './context';
 import { dot, subtract, type Vec } from './dims';
-import { remainingOf, type ClassQueue, type PackState } from './pack-state';
+import { liveActive, remainingOf, type ClassQueue, type PackState } from './pack-state';
 import { cmp, type Pool, type PoolType } from './pools';
 import { LabelKey } from '../scheduling/labels';
 
@@ -203,7 +203,7 @@ function shareValue(podClass: PodClass, pool: Pool, state: PackState): number {
 }
 
 function rank(pool: Pool, allowed: Uint8Array | undefined, state: PackState, context: SolveContext): PoolType[] {
-  const active = state.activeByPool[pool.order] ?? [];
+  const active = liveActive(state, pool.order);
   const caps = state.hostCaps;
   for (const queue of active) if (!caps.has(queue.podClass.id)) caps.set(queue.podClass.id, hostCaps(queue.podClass, context));
   const open = pool.types.filter((t) => (allowed === undefined || allowed[t.index] === 1) && canOpen(pool, t) && Number.isFinite(cheapestPrice(t)));
