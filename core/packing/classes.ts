@@ -96,14 +96,15 @@ function buildShape(shapeId: number, pod: PendingPod, spec: EffectiveSpec, conte
   return { shapeId, requests, requirements, zone: base.zone, capacityType: base.capacityType, hostPorts: base.hostPorts, feasibility, ...(invalid === undefined ? {} : { invalid }) };
 }
 
-export function buildClass(id: number, pod: PendingPod, spec: EffectiveSpec, context: ClassBuildContext): PodClass {
-  const key = shapeKey(pod, spec);
-  let shape = context.shapes.get(key);
+/** `key`: the pod's classKey when the caller has computed it already. */
+export function buildClass(id: number, pod: PendingPod, spec: EffectiveSpec, context: ClassBuildContext, key = classKey(pod, spec)): PodClass {
+  const shapeJson = shapeKey(pod, spec);
+  let shape = context.shapes.get(shapeJson);
   if (shape === undefined) {
     shape = buildShape(context.shapes.size, pod, spec, context);
-    context.shapes.set(key, shape);
+    context.shapes.set(shapeJson, shape);
   }
-  return { ...shape, id, key: classKey(pod, spec), namespace: pod.namespace, labels: pod.labels, spec, value: 0 };
+  return { ...shape, id, key, namespace: pod.namespace, labels: pod.labels, spec, value: 0 };
 }
 
 type ClassCore = Pick<PodClass, 'requests' | 'requirements' | 'spec' | 'zone' | 'capacityType' | 'hostPorts'>;

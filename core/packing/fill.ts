@@ -91,6 +91,7 @@ export function fillClaimMutating(claim: Claim, state: PackState, context: Solve
   const buckets = starts.sort((a, b) => a.order - b.order).map((s) => s.bucket);
   for (;;) {
     let best: ClassQueue | undefined;
+    let bestBucket: Bucket | undefined;
     let bestScore = -1;
     let kept = 0;
     for (const bucket of buckets) {
@@ -102,17 +103,23 @@ export function fillClaimMutating(claim: Claim, state: PackState, context: Solve
       if (score > bestScore) {
         bestScore = score;
         best = first;
+        bestBucket = bucket;
       }
     }
     buckets.length = kept;
-    if (best === undefined) return;
-    const queue = best;
-    const proposal = canAddToClaim(claim, queue.podClass, context);
-    if (!proposal.ok) {
-      // Blocked for this claim (topology, requirements, ports): out of the candidates.
+    if (best === undefined || bestBucket === undefined) return;
+    let queue: ClassQueue | undefined = best;
+    let proposal = canAddToClaim(claim, queue.podClass, context);
+    while (!proposal.ok) {
+      // Blocked for this claim (topology, requirements, ports): out of the candidates. The
+      // bucket's next class scores the same and no bucket before it scored as high, so it
+      // is what a fresh pass would pick: try it without one.
       queue.fillCount = Infinity;
-      continue;
+      queue = firstUsable(bestBucket, claim, pool);
+      if (queue === undefined) break;
+      proposal = canAddToClaim(claim, queue.podClass, context);
     }
+    if (queue === undefined || !proposal.ok) continue;
     const pod = queue.pods[queue.head];
     if (pod === undefined) return;
     queue.head += 1;

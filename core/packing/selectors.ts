@@ -33,8 +33,23 @@ export function withMatchLabelKeys(selector: LabelSelector | undefined, keys: re
   return { ...selector, matchExpressions: [...(selector.matchExpressions ?? []), ...extra] };
 }
 
+/**
+ * Selectors are immutable once parsed and a rejected placement words its reason with one
+ * (topology.ts violation): thousands of times per solve for the same few selectors.
+ */
+const descriptions = new WeakMap<LabelSelector, string>();
+
 export function describeSelector(selector: LabelSelector | undefined): string {
   if (selector === undefined) return '<none>';
+  let description = descriptions.get(selector);
+  if (description === undefined) {
+    description = wordSelector(selector);
+    descriptions.set(selector, description);
+  }
+  return description;
+}
+
+function wordSelector(selector: LabelSelector): string {
   const parts = [
     ...Object.entries(selector.matchLabels ?? {}).map(([key, value]) => `${key}=${value}`),
     ...(selector.matchExpressions ?? []).map((e) => `${e.key} ${e.operator}${e.values === undefined ? '' : ` [${e.values.join(', ')}]`}`),

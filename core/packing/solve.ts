@@ -153,7 +153,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
     const probe = anonymous ? classKey({ ...pod, namespace: '', labels: {} }, spec) : classKey(pod, spec);
     let podClass = classes.get(probe);
     if (podClass === undefined) {
-      podClass = buildClass(classes.size, pod, spec, build);
+      podClass = buildClass(classes.size, pod, spec, build, anonymous ? undefined : probe);
       assignValue(podClass);
       classes.set(probe, podClass);
     }

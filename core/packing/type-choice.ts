@@ -246,7 +246,10 @@ function rank(pool: Pool, allowed: Uint8Array | undefined, state: PackState, con
   const ranked = simulated.map((s) => s.type);
   // Everything else afterwards, so a seed always finds its type here.
   for (const s of byProxy) if (!candidates.has(s)) ranked.push(s.type);
-  if (eligible !== scored) for (const s of [...scored].sort((a, b) => a.price - b.price || cmp(a.type.name, b.type.name))) if (!ranked.includes(s.type)) ranked.push(s.type);
+  if (eligible !== scored) {
+    const listed = new Set(ranked);
+    for (const s of [...scored].sort((a, b) => a.price - b.price || cmp(a.type.name, b.type.name))) if (!listed.has(s.type)) ranked.push(s.type);
+  }
   return ranked;
 }
 
