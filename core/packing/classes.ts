@@ -26,6 +26,8 @@ export interface PodClass {
    * pods (labels × selectors) come in 30 shapes.
    */
   readonly shapeId: number;
+  /** ClassKeys.topology: classes equal in it have the same ClassTopology (context.ts). */
+  readonly topologyKey: string;
   readonly namespace: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly spec: EffectiveSpec;
@@ -42,11 +44,32 @@ export interface PodClass {
   value: number;
 }
 
-/** Pods with the same key are interchangeable for every rule the solver applies. */
+/**
+ * A class's identity in two halves. `topology`: namespace, labels and every rule of the
+ * spec that is not about nodes (so a field added to EffectiveSpec lands here by default);
+ * classes equal in it have the same ClassTopology. `node`: requests, node selector and
+ * terms, tolerations, host ports; classes equal in it share their shape (feasibility).
+ */
+export interface ClassKeys {
+  /** Pods with the same key are interchangeable for every rule the solver applies. */
+  readonly key: string;
+  readonly topology: string;
+  readonly node: string;
+}
+
+const sortedEntries = (record: Readonly<Record<string, string>>): [string, string][] =>
+  Object.keys(record).sort().map((key) => [key, record[key] ?? '']);
+
+export function classKeys(pod: PendingPod, spec: EffectiveSpec): ClassKeys {
+  const { nodeTerms, preferredNode, tolerations, toleratesPreferNoSchedule, ...rules } = spec;
+  const topology = JSON.stringify([pod.namespace, sortedEntries(pod.labels), rules]);
+  const node = JSON.stringify([sortedEntries(pod.requests), sortedEntries(pod.nodeSelector), nodeTerms, preferredNode, tolerations, toleratesPreferNoSchedule, pod.hostPorts]);
+  // Two complete JSON values side by side: the boundary is unambiguous.
+  return { key: topology + node, topology, node };
+}
+
 export function classKey(pod: PendingPod, spec: EffectiveSpec): string {
-  const sortedEntries = (record: Readonly<Record<string, string>>): [string, string][] =>
-    Object.keys(record).sort().map((key) => [key, record[key] ?? '']);
-  return JSON.stringify([pod.namespace, sortedEntries(pod.labels), sortedEntries(pod.requests), sortedEntries(pod.nodeSelector), spec, pod.hostPorts]);
+  return classKeys(pod, spec).key;
 }
 
 /** Node requirements of a spec: nodeSelector ∩ the first remaining required term ∩ the heaviest preference. */
@@ -72,12 +95,6 @@ export interface ClassBuildContext {
 
 type ClassShape = Pick<PodClass, 'shapeId' | 'requests' | 'requirements' | 'invalid' | 'zone' | 'capacityType' | 'hostPorts' | 'feasibility'>;
 
-function shapeKey(pod: PendingPod, spec: EffectiveSpec): string {
-  const sortedEntries = (record: Readonly<Record<string, string>>): [string, string][] =>
-    Object.keys(record).sort().map((key) => [key, record[key] ?? '']);
-  return JSON.stringify([sortedEntries(pod.requests), sortedEntries(pod.nodeSelector), spec.nodeTerms[0] ?? null, spec.preferredNode[0] ?? null, tolerationsOf(spec), pod.hostPorts]);
-}
-
 function buildShape(shapeId: number, pod: PendingPod, spec: EffectiveSpec, context: ClassBuildContext): ClassShape {
   const { dims, pools } = context;
   // Every pod takes one of the node's pod slots, whatever its manifest says.
@@ -96,15 +113,17 @@ function buildShape(shapeId: number, pod: PendingPod, spec: EffectiveSpec, conte
   return { shapeId, requests, requirements, zone: base.zone, capacityType: base.capacityType, hostPorts: base.hostPorts, feasibility, ...(invalid === undefined ? {} : { invalid }) };
 }
 
-/** `key`: the pod's classKey when the caller has computed it already. */
-export function buildClass(id: number, pod: PendingPod, spec: EffectiveSpec, context: ClassBuildContext, key = classKey(pod, spec)): PodClass {
-  const shapeJson = shapeKey(pod, spec);
+/** `keys`: the pod's classKeys when the caller has computed them already. */
+export function buildClass(id: number, pod: PendingPod, spec: EffectiveSpec, context: ClassBuildContext, keys = classKeys(pod, spec)): PodClass {
+  // (the node half of the key: slightly finer than the shape needs — it keeps the node
+  // terms relaxation has not reached yet — which only costs sharing between relaxed classes)
+  const shapeJson = keys.node;
   let shape = context.shapes.get(shapeJson);
   if (shape === undefined) {
     shape = buildShape(context.shapes.size, pod, spec, context);
     context.shapes.set(shapeJson, shape);
   }
-  return { ...shape, id, key, namespace: pod.namespace, labels: pod.labels, spec, value: 0 };
+  return { ...shape, id, key: keys.key, topologyKey: keys.topology, namespace: pod.namespace, labels: pod.labels, spec, value: 0 };
 }
 
 type ClassCore = Pick<PodClass, 'requests' | 'requirements' | 'spec' | 'zone' | 'capacityType' | 'hostPorts'>;

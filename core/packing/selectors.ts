@@ -6,8 +6,12 @@ type Labels = Readonly<Record<string, string>>;
 /** Kubernetes semantics: a missing selector matches nothing; `{}` matches everything. */
 export function selectorMatches(selector: LabelSelector | undefined, labels: Labels): boolean {
   if (selector === undefined) return false;
-  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
-    if (labels[key] !== value) return false;
+  // (for…in, not Object.entries: called per pod and group, it should not allocate)
+  const matchLabels = selector.matchLabels;
+  if (matchLabels !== undefined) {
+    for (const key in matchLabels) {
+      if (labels[key] !== matchLabels[key]) return false;
+    }
   }
   for (const expression of selector.matchExpressions ?? []) {
     const value = labels[expression.key];

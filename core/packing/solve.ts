@@ -10,7 +10,7 @@
 // tie-breaker (the pod's namespace/name, a pool's or type's name); claim names are
 // derived from their contents.
 import { karpenterLoopAlternative } from './alternative';
-import { buildClass, classKey, podValue, standaloneCost, type ClassBuildContext, type PodClass } from './classes';
+import { buildClass, classKeys, podValue, standaloneCost, type ClassBuildContext, type PodClass } from './classes';
 import { addToClaimMutating, canAddToClaim, finalizeClaimMutating, restoreTargetMutating, retargetMutating, type Claim } from './claim';
 import { topologyOf, type SolveContext } from './context';
 import { addToFixedMutating, canAddToFixed, domainOfFixed, existingNode, inFlightNode, type FixedNode } from './fixed-nodes';
@@ -126,7 +126,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
   const context: SolveContext = {
     dims, pools, topology, prices: dims.zero(),
     existingZones: existing.flatMap((n) => (n.labels['topology.kubernetes.io/zone'] === undefined ? [] : [{ zone: n.labels['topology.kubernetes.io/zone'], labels: n.labels }])),
-    classTopology: new Map(), universes: new Map(),
+    classTopology: new Map(), topologyByKey: new Map(), universes: new Map(),
   };
   const build: ClassBuildContext = { dims, pools, compatCache: shared.compatCache, shapes: shared.shapes };
   const classes = shared.classes;
@@ -150,12 +150,12 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
   const classOf = (pod: PendingPod, spec: EffectiveSpec): PodClass => {
     const anonymous = spreadConstraints(spec).length === 0 && requiredAffinityTerms(spec).length === 0 && requiredAntiAffinityTerms(spec).length === 0
       && topology.matchingGroups(pod).length === 0;
-    const probe = anonymous ? classKey({ ...pod, namespace: '', labels: {} }, spec) : classKey(pod, spec);
-    let podClass = classes.get(probe);
+    const keys = classKeys(anonymous ? { ...pod, namespace: '', labels: {} } : pod, spec);
+    let podClass = classes.get(keys.key);
     if (podClass === undefined) {
-      podClass = buildClass(classes.size, pod, spec, build, anonymous ? undefined : probe);
+      podClass = buildClass(classes.size, pod, spec, build, anonymous ? undefined : keys);
       assignValue(podClass);
-      classes.set(probe, podClass);
+      classes.set(keys.key, podClass);
     }
     return podClass;
   };

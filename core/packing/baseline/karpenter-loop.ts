@@ -183,7 +183,7 @@ export function runKarpenterLoop(input: PackingInput, options: LoopOptions = {})
   pods.forEach((p) => topology.register(p, effectiveSpec(p)));
   const existing = input.existingNodes.map((n) => existingNode(n, dims)).sort((a, b) => cmp(a.name, b.name));
   const inFlight = input.inFlightClaims.map((c) => inFlightNode(c, pools, dims)).sort((a, b) => cmp(a.name, b.name));
-  const context: SolveContext = { dims, pools, topology, prices: dims.zero(), existingZones: [], classTopology: new Map(), universes: new Map() };
+  const context: SolveContext = { dims, pools, topology, prices: dims.zero(), existingZones: [], classTopology: new Map(), topologyByKey: new Map(), universes: new Map() };
 
   const claims: LoopClaim[] = [];
   const unschedulable: string[] = [];
