@@ -12,15 +12,16 @@
 //   npm run bench -- --scenario aws-realistic-1k   exactly one
 //   npm run bench -- karpenter-exact             those whose name contains it
 //   --repeat N (default 3): "solve s" is the median of N identical solves (the machine
-//   is shared; the plan is the same every time), "cold s" the first; peak memory is
-//   measured after the first. BENCH_SKIP_BASELINE=1 skips the Karpenter loop, whose
+//   is shared; the plan is the same every time) after --warmup M (default 2) untimed ones;
+//   "cold s" is the process's first solve; peak memory is measured after it. BENCH_SKIP_BASELINE=1 skips the Karpenter loop, whose
 //   pods × claims work takes minutes on karpenter-exact 10k and 20k.
 //
 // karpenter-exact-* is Karpenter v1.15.0's own benchmark input (karpenter-exact.ts). For
 // it a second table compares autonode with Karpenter's Scheduler.Solve: by default with
 // the figures measured on this project's 2-core machine (performance.md §1.1); with
 // BENCH_KARPENTER=1, side by side — Karpenter v1.15.0 built from the Go module proxy runs
-// its Solve on the very same pods (karpenter-side.ts), --repeat times, median reported.
+// its Solve on the very same pods (karpenter-side.ts), BENCH_KARPENTER_RUNS times (default
+// 1), median reported.
 import { fork } from 'node:child_process';
 import { solve, type PackingInput } from '../../core/packing';
 import { karpenterLoop } from '../../core/packing/baseline/karpenter-loop';
@@ -88,17 +89,19 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid] ?? NaN : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
 }
 
-function karpenterRow(name: string, input: PackingInput, repeat: number): KarpenterRow | undefined {
+function karpenterRow(name: string, input: PackingInput): KarpenterRow | undefined {
   if (!name.startsWith('karpenter-exact')) return undefined;
   if (process.env.BENCH_KARPENTER === '1') {
-    const measured: KarpenterResult = karpenterSolve(input, repeat, (line) => process.stderr.write(`${line}\n`));
+    // Karpenter has no JIT to warm; its 20k solve alone takes over a minute, so one run by default.
+    const runs = Math.max(1, Number(process.env.BENCH_KARPENTER_RUNS ?? '1'));
+    const measured: KarpenterResult = karpenterSolve(input, runs, (line) => process.stderr.write(`${line}\n`));
     return { source: 'measured', seconds: median(measured.seconds), maxRssMiB: measured.maxRssMiB, nodes: measured.nodeClaims, price: measured.price, unscheduled: measured.pods - measured.podsScheduled };
   }
   const quoted = quotedKarpenter[name];
   return quoted === undefined ? undefined : { source: 'quoted', seconds: quoted.seconds, maxRssMiB: quoted.maxRssMiB, nodes: undefined, price: undefined, unscheduled: undefined };
 }
 
-function runOne(name: string, repeat: number, linearSolver: LinearSolver): Row {
+function runOne(name: string, repeat: number, warmup: number, linearSolver: LinearSolver): Row {
   const make = scenarios[name];
   if (make === undefined) throw new Error(`unknown scenario ${name}`);
   const input = make();
@@ -108,9 +111,12 @@ function runOne(name: string, repeat: number, linearSolver: LinearSolver): Row {
   // Peak after the first solve (input, solver and its garbage), before anything else runs.
   const peakMiB = process.resourceUsage().maxRSS / 1024;
   const heapMiB = process.memoryUsage().heapUsed / 2 ** 20;
-  // The machine is shared: the median of a few identical runs (the cold one included).
-  const runs = [coldSeconds];
-  for (let run = 1; run < repeat; run++) {
+  // A packing worker solves batch after batch, so its code is compiled and optimised: the
+  // first solve is "cold s"; then `warmup` more run untimed (as bench:provisioner plans a
+  // warm-up batch), and "solve s" is the median of `repeat` timed ones (the machine is shared).
+  for (let run = 0; run < warmup; run++) solve(input, { linearSolver });
+  const runs: number[] = [];
+  for (let run = 0; run < repeat; run++) {
     start = process.hrtime.bigint();
     solve(input, { linearSolver });
     runs.push(Number(process.hrtime.bigint() - start) / 1e9);
@@ -130,7 +136,7 @@ function runOne(name: string, repeat: number, linearSolver: LinearSolver): Row {
   }
   return {
     scenario: name, pods: input.pods.length, bound, boundSeconds, fluid, peakMiB, heapMiB, baseline,
-    karpenter: karpenterRow(name, input, repeat),
+    karpenter: karpenterRow(name, input),
     configurationLp: configuration?.lp, configurationConverged: configuration?.converged ?? false,
     solver: { seconds: median(runs), runs, coldSeconds, nodes: plan.nodeClaims.length, price: plan.totalPrice, unschedulable: plan.unschedulable.length },
   };
@@ -178,9 +184,10 @@ async function main(): Promise<void> {
     return at < 0 ? undefined : args[at + 1];
   };
   const repeat = Math.max(1, Number(flag('--repeat') ?? '3'));
+  const warmup = Math.max(0, Number(flag('--warmup') ?? '2'));
   const child = flag('--child');
   if (child !== undefined) {
-    process.send?.(runOne(child, repeat, await loadLinearSolver()));
+    process.send?.(runOne(child, repeat, warmup, await loadLinearSolver()));
     return;
   }
   const exact = flag('--scenario');
@@ -192,7 +199,7 @@ async function main(): Promise<void> {
   const karpenterRows: string[][] = [karpenterHeader];
   for (const name of names) {
     const row = await new Promise<Row>((resolve, reject) => {
-      const worker = fork(__filename, ['--child', name, '--repeat', String(repeat)], { execArgv: ['-r', 'tsx/cjs'] });
+      const worker = fork(__filename, ['--child', name, '--repeat', String(repeat), '--warmup', String(warmup)], { execArgv: ['-r', 'tsx/cjs'] });
       worker.on('message', (message) => resolve(message as Row));
       worker.on('error', reject);
       worker.on('exit', (code) => { if (code !== 0) reject(new Error(`${name} exited with ${code}`)); });
