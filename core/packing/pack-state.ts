@@ -23,6 +23,12 @@ export interface ClassQueue {
   fillCount: number;
 }
 
+/** A pool's types' usable capacity (by index) and the types by fluid-LP efficiency, best first. */
+export interface TypeFacts {
+  readonly usables: readonly Vec[];
+  readonly byEfficiency: readonly PoolType[];
+}
+
 /** A pool's waiting classes with one request vector, most valuable first (fill.ts buckets). */
 export interface RequestGroup {
   readonly requests: Vec;
@@ -55,6 +61,8 @@ export interface PackState {
   readonly hostCaps: Map<number, readonly { readonly group: number; readonly cap: number }[]>;
   /** Per pool and class: the dominant-share value of one pod (type-choice.ts). */
   readonly shareValues: Map<string, number>;
+  /** Per pool: type facts constant through a solve's packing (type-choice.ts). */
+  readonly typeFacts: Map<number, TypeFacts>;
   /** Dense ids of distinct request vectors (fill.ts buckets). */
   readonly shapeIds: Map<string, number>;
   /** Type bitsets as strings, for ranking keys. */

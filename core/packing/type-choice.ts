@@ -31,7 +31,7 @@ import { maskFor, type PodClass } from './classes';
 import { canAddToClaim, canOpen, probeClaim } from './claim';
 import { topologyOf, type SolveContext } from './context';
 import { dot, subtract, type Vec } from './dims';
-import { liveActive, remainingOf, type ClassQueue, type PackState } from './pack-state';
+import { liveActive, remainingOf, type ClassQueue, type PackState, type TypeFacts } from './pack-state';
 import { cmp, type Pool, type PoolType } from './pools';
 import { LabelKey } from '../scheduling/labels';
 
@@ -202,10 +202,29 @@ function shareValue(podClass: PodClass, pool: Pool, state: PackState): number {
   return value;
 }
 
+/**
+ * Per pool, constant through a round: each type's usable capacity, and the types by
+ * efficiency at the fluid-LP prices (which are set before packing starts).
+ */
+function poolTypeFacts(pool: Pool, state: PackState, context: SolveContext): TypeFacts {
+  let facts = state.typeFacts.get(pool.order);
+  if (facts === undefined) {
+    const usables = pool.types.map(usable);
+    const efficiency = pool.types.map((type) => dot(context.prices, usables[type.index] ?? type.allocatable) / cheapestPrice(type));
+    // (types are in name order, so the index breaks ties as the name would)
+    const byEfficiency = pool.types.filter((t) => Number.isFinite(cheapestPrice(t)))
+      .sort((a, b) => (efficiency[b.index] ?? 0) - (efficiency[a.index] ?? 0) || cheapestPrice(a) - cheapestPrice(b) || a.index - b.index);
+    facts = { usables, byEfficiency };
+    state.typeFacts.set(pool.order, facts);
+  }
+  return facts;
+}
+
 function rank(pool: Pool, allowed: Uint8Array | undefined, state: PackState, context: SolveContext): PoolType[] {
   const active = liveActive(state, pool.order);
   const caps = state.hostCaps;
   for (const queue of active) if (!caps.has(queue.podClass.id)) caps.set(queue.podClass.id, hostCaps(queue.podClass, context));
+  const { usables, byEfficiency } = poolTypeFacts(pool, state, context);
   const open = pool.types.filter((t) => (allowed === undefined || allowed[t.index] === 1) && canOpen(pool, t) && Number.isFinite(cheapestPrice(t)));
   const demand = context.dims.zero();
   let waitingValue = 0;
@@ -215,20 +234,30 @@ function rank(pool: Pool, allowed: Uint8Array | undefined, state: PackState, con
     for (let i = 0; i < demand.length; i++) demand[i] = (demand[i] ?? 0) + left * (queue.podClass.requests[i] ?? 0);
   }
   const scored = open.map((type) => {
-    const room = usable(type);
+    const room = usables[type.index] ?? usable(type);
     // How much of the waiting demand, scaled down as a whole, one node of the type holds.
     let fraction = 1;
     for (let r = 0; r < demand.length; r++) if ((demand[r] ?? 0) > 0) fraction = Math.min(fraction, Math.max(0, room[r] ?? 0) / (demand[r] ?? 1));
     const price = cheapestPrice(type);
-    return { type, price, proxy: (fraction * waitingValue) / price, efficiency: dot(context.prices, room) / price };
+    return { type, price, proxy: (fraction * waitingValue) / price };
   });
   const forced = forcedNodes(active, state, pool, caps);
   const limit = forced.nodes > 0 ? (waitingValue / forced.nodes) * 1.5 : Infinity;
   const sized = scored.filter((s) => s.price <= limit);
   const eligible = sized.length > 0 ? sized : scored;
-  const byProxy = [...eligible].sort((a, b) => b.proxy - a.proxy || a.price - b.price || cmp(a.type.name, b.type.name));
+  // (types are in name order, so the index breaks ties as the name would)
+  const byProxy = [...eligible].sort((a, b) => b.proxy - a.proxy || a.price - b.price || a.type.index - b.type.index);
   const candidates = new Set(byProxy.slice(0, topByProxy));
-  for (const s of [...eligible].sort((a, b) => b.efficiency - a.efficiency || a.price - b.price || cmp(a.type.name, b.type.name)).slice(0, topByEfficiency)) candidates.add(s);
+  const eligibleByIndex: (typeof scored[number] | undefined)[] = [];
+  for (const s of eligible) eligibleByIndex[s.type.index] = s;
+  let efficient = 0;
+  for (const type of byEfficiency) {
+    if (efficient >= topByEfficiency) break;
+    const s = eligibleByIndex[type.index];
+    if (s === undefined) continue;
+    candidates.add(s);
+    efficient += 1;
+  }
   // The best type of every size (powers of two of price), so small and large both compete.
   const bySize = new Map<number, (typeof scored)[number]>();
   for (const s of byProxy) {
@@ -247,8 +276,11 @@ function rank(pool: Pool, allowed: Uint8Array | undefined, state: PackState, con
   // Everything else afterwards, so a seed always finds its type here.
   for (const s of byProxy) if (!candidates.has(s)) ranked.push(s.type);
   if (eligible !== scored) {
+    // The rest of the open types, cheapest first (typesByPrice's order: price, then name).
     const listed = new Set(ranked);
-    for (const s of [...scored].sort((a, b) => a.price - b.price || cmp(a.type.name, b.type.name))) if (!listed.has(s.type)) ranked.push(s.type);
+    const isOpen = new Uint8Array(pool.types.length);
+    for (const s of scored) isOpen[s.type.index] = 1;
+    for (const type of pool.typesByPrice) if (isOpen[type.index] === 1 && !listed.has(type)) ranked.push(type);
   }
   return ranked;
 }
