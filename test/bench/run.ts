@@ -12,7 +12,8 @@
 //   npm run bench -- --scenario aws-realistic-1k   exactly one
 //   npm run bench -- karpenter-exact             those whose name contains it
 //   --repeat N (default 3): "solve s" is the median of N identical solves (the machine
-//   is shared; the plan is the same every time) after --warmup M (default 2) untimed ones;
+//   is shared; the plan is the same every time) after untimed ones: at least --warmup M
+//   (default 2) and for --warmup-seconds S (default 3);
 //   "cold s" is the process's first solve; peak memory is measured after it. BENCH_SKIP_BASELINE=1 skips the Karpenter loop, whose
 //   pods × claims work takes minutes on karpenter-exact 10k and 20k.
 //
@@ -101,7 +102,7 @@ function karpenterRow(name: string, input: PackingInput): KarpenterRow | undefin
   return quoted === undefined ? undefined : { source: 'quoted', seconds: quoted.seconds, maxRssMiB: quoted.maxRssMiB, nodes: undefined, price: undefined, unscheduled: undefined };
 }
 
-function runOne(name: string, repeat: number, warmup: number, linearSolver: LinearSolver): Row {
+function runOne(name: string, repeat: number, warmup: number, warmupSeconds: number, linearSolver: LinearSolver): Row {
   const make = scenarios[name];
   if (make === undefined) throw new Error(`unknown scenario ${name}`);
   const input = make();
@@ -112,9 +113,12 @@ function runOne(name: string, repeat: number, warmup: number, linearSolver: Line
   const peakMiB = process.resourceUsage().maxRSS / 1024;
   const heapMiB = process.memoryUsage().heapUsed / 2 ** 20;
   // A packing worker solves batch after batch, so its code is compiled and optimised: the
-  // first solve is "cold s"; then `warmup` more run untimed (as bench:provisioner plans a
-  // warm-up batch), and "solve s" is the median of `repeat` timed ones (the machine is shared).
-  for (let run = 0; run < warmup; run++) solve(input, { linearSolver });
+  // first solve is "cold s"; then untimed ones run (as bench:provisioner plans a warm-up
+  // batch) — at least `warmup`, and until `warmupSeconds` have passed (V8 optimises by
+  // invocation counts, so a 1k solve needs a dozen runs where a 20k one needs two) — and
+  // "solve s" is the median of `repeat` timed ones (the machine is shared).
+  const warmupStart = process.hrtime.bigint();
+  for (let run = 0; run < 100 && (run < warmup || Number(process.hrtime.bigint() - warmupStart) / 1e9 < warmupSeconds); run++) solve(input, { linearSolver });
   const runs: number[] = [];
   for (let run = 0; run < repeat; run++) {
     start = process.hrtime.bigint();
@@ -185,9 +189,10 @@ async function main(): Promise<void> {
   };
   const repeat = Math.max(1, Number(flag('--repeat') ?? '3'));
   const warmup = Math.max(0, Number(flag('--warmup') ?? '2'));
+  const warmupSeconds = Math.max(0, Number(flag('--warmup-seconds') ?? '3'));
   const child = flag('--child');
   if (child !== undefined) {
-    process.send?.(runOne(child, repeat, warmup, await loadLinearSolver()));
+    process.send?.(runOne(child, repeat, warmup, warmupSeconds, await loadLinearSolver()));
     return;
   }
   const exact = flag('--scenario');
@@ -199,7 +204,7 @@ async function main(): Promise<void> {
   const karpenterRows: string[][] = [karpenterHeader];
   for (const name of names) {
     const row = await new Promise<Row>((resolve, reject) => {
-      const worker = fork(__filename, ['--child', name, '--repeat', String(repeat), '--warmup', String(warmup)], { execArgv: ['-r', 'tsx/cjs'] });
+      const worker = fork(__filename, ['--child', name, '--repeat', String(repeat), '--warmup', String(warmup), '--warmup-seconds', String(warmupSeconds)], { execArgv: ['-r', 'tsx/cjs'] });
       worker.on('message', (message) => resolve(message as Row));
       worker.on('error', reject);
       worker.on('exit', (code) => { if (code !== 0) reject(new Error(`${name} exited with ${code}`)); });
