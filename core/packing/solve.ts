@@ -10,7 +10,7 @@
 // tie-breaker (the pod's namespace/name, a pool's or type's name); claim names are
 // derived from their contents.
 import { karpenterLoopAlternative } from './alternative';
-import { buildClass, classKeys, podValue, standaloneCost, type ClassBuildContext, type PodClass } from './classes';
+import { buildClass, classKeys, podValue, type ClassKeys, standaloneCost, type ClassBuildContext, type PodClass } from './classes';
 import { addToClaimMutating, canAddToClaim, finalizeClaimMutating, restoreTargetMutating, retargetMutating, type Claim } from './claim';
 import { topologyOf, type SolveContext } from './context';
 import { addToFixedMutating, canAddToFixed, domainOfFixed, existingNode, inFlightNode, type FixedNode } from './fixed-nodes';
@@ -98,20 +98,25 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
 
   // Duplicate pod names would make the plan ambiguous: the first one wins.
   const seen = new Set<string>();
-  const pods = [...input.pods].sort((a, b) => cmp(podKey(a), podKey(b))).filter((pod) => {
-    const key = podKey(pod);
+  // (keys built once per pod, not per comparison)
+  const pods = input.pods.map((pod) => ({ pod, key: podKey(pod) })).sort((a, b) => cmp(a.key, b.key)).filter(({ key }) => {
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
-  });
+  }).map(({ pod }) => pod);
   const specs = pods.map((pod) => effectiveSpec(pod));
+  // A pod with rules of its own is never an anonymous class: its class keys, computed here,
+  // name its topology subject and are reused by classOf below.
+  const ruledKeys = pods.map((pod, i) => {
+    const spec = specs[i];
+    return spec === undefined || !hasRules(spec) ? undefined : classKeys(pod, spec);
+  });
   // Pods of one deployment register the same groups: once per distinct subject and rules.
   const registered = new Set<string>();
   pods.forEach((pod, i) => {
     const spec = specs[i];
-    if (spec === undefined || (spreadConstraints(spec).length === 0 && requiredAffinityTerms(spec).length === 0 && requiredAntiAffinityTerms(spec).length === 0)) return;
-    const subject = JSON.stringify([pod.namespace, pod.labels, spreadConstraints(spec), requiredAffinityTerms(spec), requiredAntiAffinityTerms(spec)]);
-    if (registered.has(subject)) return;
+    const subject = ruledKeys[i]?.topology;
+    if (spec === undefined || subject === undefined || registered.has(subject)) return;
     registered.add(subject);
     topology.register(pod, spec);
   });
@@ -147,10 +152,9 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
   // Labels and namespace matter only to topology: a pod no group selects and with no rule
   // of its own packs exactly like any other pod of its shape (aws-realistic: 2,000
   // deployments, about 150 shapes), so its class key leaves them out.
-  const classOf = (pod: PendingPod, spec: EffectiveSpec): PodClass => {
-    const anonymous = spreadConstraints(spec).length === 0 && requiredAffinityTerms(spec).length === 0 && requiredAntiAffinityTerms(spec).length === 0
-      && topology.matchingGroups(pod).length === 0;
-    const keys = classKeys(anonymous ? { ...pod, namespace: '', labels: {} } : pod, spec);
+  const classOf = (pod: PendingPod, spec: EffectiveSpec, known?: ClassKeys): PodClass => {
+    const anonymous = known === undefined && !hasRules(spec) && topology.matchingGroups(pod).length === 0;
+    const keys = known ?? classKeys(anonymous ? { ...pod, namespace: '', labels: {} } : pod, spec);
     let podClass = classes.get(keys.key);
     if (podClass === undefined) {
       podClass = buildClass(classes.size, pod, spec, build, anonymous ? undefined : keys);
@@ -161,7 +165,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
   };
   const initialQueue: QueuedPod[] = pods.map((pod, i) => {
     const spec = specs[i] ?? effectiveSpec(pod);
-    return { key: podKey(pod), pod, spec, podClass: classOf(pod, spec) };
+    return { key: podKey(pod), pod, spec, podClass: classOf(pod, spec, ruledKeys[i]) };
   });
 
   // Fluid-LP prices over every pod's demand and the usable capacity of every type that can
@@ -222,6 +226,11 @@ function cheaperOf(plan: Plan, unschedulable: ReadonlyMap<string, string>, input
   const reasons = new Map(alternative.unschedulable.map((pod) => [pod, unschedulable.get(pod) ?? '']));
   const other = buildPlan({ ...alternative, unschedulable: reasons });
   return other.totalPrice < plan.totalPrice ? other : plan;
+}
+
+/** Whether the spec carries topology rules of its own (spread, pod affinity or anti-affinity). */
+function hasRules(spec: EffectiveSpec): boolean {
+  return spreadConstraints(spec).length > 0 || requiredAffinityTerms(spec).length > 0 || requiredAntiAffinityTerms(spec).length > 0;
 }
 
 function countBoundPods(topology: Topology, input: PackingInput, existing: readonly FixedNode[], inFlight: readonly FixedNode[]): void {
