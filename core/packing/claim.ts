@@ -220,7 +220,10 @@ export function retargetMutating(claim: Claim, podClass: PodClass, context: Solv
   needed.set(claim.podRequests);
   addInto(needed, podClass.requests);
   let best: { type: PoolType; price: number } | undefined;
-  for (const type of pool.types) {
+  // Cheapest first by each type's cheapest offering, a lower bound on its allowed one: past
+  // the best allowed price found, no type can win (ties by name are still compared).
+  for (const type of pool.typesByPrice) {
+    if (best !== undefined && (type.offerings[0]?.price ?? Infinity) > best.price) break;
     if (classes.some((c) => maskFor(c, pool)?.[type.index] !== 1)) continue;
     if (!fitsWith(type.daemonOverhead, needed, type.allocatable)) continue;
     if (type.daemonPorts.some((port) => claim.podPorts.has(port) || podClass.hostPorts.includes(port))) continue;

@@ -16,7 +16,7 @@ import { addToClaimMutating, canAddToClaim, canOpen, openClaimMutating, probeCla
 import type { SolveContext } from './context';
 import { subtract, type Vec } from './dims';
 import { said, type Explanation } from './misses';
-import type { ClassQueue, PackState } from './pack-state';
+import type { ClassQueue, PackState, RequestGroup } from './pack-state';
 import type { Pool } from './pools';
 import { chooseType } from './type-choice';
 
@@ -35,84 +35,98 @@ function alignment(requests: Vec, room: Vec, size: Vec): number {
   return score;
 }
 
-interface Candidate {
-  readonly queue: ClassQueue;
-  readonly perNode: number;
-  /** Pods of the class on this claim so far (the seed's class starts at one); Infinity once blocked. */
-  count: number;
-}
-
-/** Candidates with the same requests: they score alike, so one score per bucket and step. */
+/** One request vector's classes for this claim: they score alike, so one score per step. */
 interface Bucket {
-  readonly requests: Vec;
-  readonly members: Candidate[];
-  /** Members before this index are used up for this claim. */
+  readonly group: RequestGroup;
+  /** Classes before this index are used up for this claim. */
   next: number;
 }
 
-function usable(candidate: Candidate): boolean {
-  return candidate.queue.head < candidate.queue.pods.length && candidate.count < candidate.perNode;
+/** The class's pods on this claim (Infinity once blocked), set up on first touch per claim. */
+function countOn(queue: ClassQueue, claim: Claim): number {
+  if (queue.fillClaim !== claim.id) {
+    queue.fillClaim = claim.id;
+    queue.fillCount = claim.classes.has(queue.podClass) ? 1 : 0;
+  }
+  return queue.fillCount;
 }
 
 /**
- * Fills a freshly opened claim from the waiting pods, most aligned first (ties: the most
- * valuable class). Classes with equal requests share a bucket and one score per step; a
- * class that stops fitting never fits again (the room only shrinks, counts only grow), so
- * buckets and members drop out for good. Per claim: one pass over the pool's classes,
- * then per pod one pass over the buckets still in play.
+ * Moves the bucket to its first class that can still take a pod on this claim and returns
+ * it. Exhausted classes leave the group for good (the round's queues only run out).
+ */
+function firstUsable(bucket: Bucket, claim: Claim, pool: Pool): ClassQueue | undefined {
+  const { queues } = bucket.group;
+  while (bucket.next < queues.length) {
+    const queue = queues[bucket.next] as ClassQueue;
+    if (queue.head >= queue.pods.length) {
+      queues.splice(bucket.next, 1);
+      continue;
+    }
+    if (maskFor(queue.podClass, pool)?.[claim.target.index] === 1 && countOn(queue, claim) < queue.perNode) return queue;
+    bucket.next += 1;
+  }
+  return undefined;
+}
+
+/**
+ * Fills a freshly opened claim from the waiting pods, most aligned first (ties: the bucket
+ * whose first usable class is the most valuable). Classes with equal requests share a
+ * bucket and one score per step; a class that stops fitting never fits again (the room
+ * only shrinks, counts only grow), so buckets and classes drop out for good. Per claim:
+ * one pass over the pool's request groups, then per pod one pass over the buckets still
+ * in play — never over every waiting class (Karpenter's benchmark input at 20k pods:
+ * 4,200 claims × 3,400 classes was half the solve).
  */
 export function fillClaimMutating(claim: Claim, state: PackState, context: SolveContext, placed: Set<string>): void {
   const { pool, target } = claim;
-  const active = state.activeByPool[pool.order] ?? [];
-  const seeded = claim.pods.length === 0 ? undefined : claim.classes;
   const room = subtract(target.allocatable, claim.used);
-  const byShape: (Bucket | undefined)[] = [];
-  const buckets: Bucket[] = [];
-  for (const queue of active) {
-    const { podClass, perNode } = queue;
-    if (queue.head >= queue.pods.length || maskFor(podClass, pool)?.[target.index] !== 1 || !fitsIn(podClass.requests, room)) continue;
-    const count = seeded?.has(podClass) === true ? 1 : 0;
-    if (count >= perNode) continue;
-    let bucket = byShape[queue.shape];
-    if (bucket === undefined) {
-      bucket = { requests: podClass.requests, members: [], next: 0 };
-      byShape[queue.shape] = bucket;
-      buckets.push(bucket);
-    }
-    bucket.members.push({ queue, perNode, count });
+  const starts: { bucket: Bucket; order: number }[] = [];
+  for (const group of state.groupsByPool[pool.order] ?? []) {
+    if (!fitsIn(group.requests, room)) continue;
+    const bucket: Bucket = { group, next: 0 };
+    const first = firstUsable(bucket, claim, pool);
+    if (first !== undefined) starts.push({ bucket, order: first.order });
   }
+  const buckets = starts.sort((a, b) => a.order - b.order).map((s) => s.bucket);
   for (;;) {
-    let best: Candidate | undefined;
+    let best: ClassQueue | undefined;
+    let bestBucket: Bucket | undefined;
     let bestScore = -1;
     let kept = 0;
     for (const bucket of buckets) {
-      if (!fitsIn(bucket.requests, room)) continue;
-      while (bucket.next < bucket.members.length && !usable(bucket.members[bucket.next] as Candidate)) bucket.next += 1;
-      const first = bucket.members[bucket.next];
+      if (!fitsIn(bucket.group.requests, room)) continue;
+      const first = firstUsable(bucket, claim, pool);
       if (first === undefined) continue;
       buckets[kept++] = bucket;
-      const score = alignment(bucket.requests, room, target.allocatable);
+      const score = alignment(bucket.group.requests, room, target.allocatable);
       if (score > bestScore) {
         bestScore = score;
         best = first;
+        bestBucket = bucket;
       }
     }
     buckets.length = kept;
-    if (best === undefined) return;
-    const { queue } = best;
-    const proposal = canAddToClaim(claim, queue.podClass, context);
-    if (!proposal.ok) {
-      // Blocked for this claim (topology, requirements, ports): out of the candidates.
-      best.count = Infinity;
-      continue;
+    if (best === undefined || bestBucket === undefined) return;
+    let queue: ClassQueue | undefined = best;
+    let proposal = canAddToClaim(claim, queue.podClass, context);
+    while (!proposal.ok) {
+      // Blocked for this claim (topology, requirements, ports): out of the candidates. The
+      // bucket's next class scores the same and no bucket before it scored as high, so it
+      // is what a fresh pass would pick: try it without one.
+      queue.fillCount = Infinity;
+      queue = firstUsable(bestBucket, claim, pool);
+      if (queue === undefined) break;
+      proposal = canAddToClaim(claim, queue.podClass, context);
     }
+    if (queue === undefined || !proposal.ok) continue;
     const pod = queue.pods[queue.head];
     if (pod === undefined) return;
     queue.head += 1;
     state.waiting -= 1;
     addToClaimMutating(claim, queue.podClass, proposal, pod, context);
     placed.add(pod);
-    best.count += 1;
+    queue.fillCount += 1;
     for (let i = 0; i < room.length; i++) room[i] = (room[i] ?? 0) - (queue.podClass.requests[i] ?? 0);
   }
 }

@@ -6,8 +6,12 @@ type Labels = Readonly<Record<string, string>>;
 /** Kubernetes semantics: a missing selector matches nothing; `{}` matches everything. */
 export function selectorMatches(selector: LabelSelector | undefined, labels: Labels): boolean {
   if (selector === undefined) return false;
-  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
-    if (labels[key] !== value) return false;
+  // (for…in, not Object.entries: called per pod and group, it should not allocate)
+  const matchLabels = selector.matchLabels;
+  if (matchLabels !== undefined) {
+    for (const key in matchLabels) {
+      if (labels[key] !== matchLabels[key]) return false;
+    }
   }
   for (const expression of selector.matchExpressions ?? []) {
     const value = labels[expression.key];
@@ -33,8 +37,23 @@ export function withMatchLabelKeys(selector: LabelSelector | undefined, keys: re
   return { ...selector, matchExpressions: [...(selector.matchExpressions ?? []), ...extra] };
 }
 
+/**
+ * Selectors are immutable once parsed and a rejected placement words its reason with one
+ * (topology.ts violation): thousands of times per solve for the same few selectors.
+ */
+const descriptions = new WeakMap<LabelSelector, string>();
+
 export function describeSelector(selector: LabelSelector | undefined): string {
   if (selector === undefined) return '<none>';
+  let description = descriptions.get(selector);
+  if (description === undefined) {
+    description = wordSelector(selector);
+    descriptions.set(selector, description);
+  }
+  return description;
+}
+
+function wordSelector(selector: LabelSelector): string {
   const parts = [
     ...Object.entries(selector.matchLabels ?? {}).map(([key, value]) => `${key}=${value}`),
     ...(selector.matchExpressions ?? []).map((e) => `${e.key} ${e.operator}${e.values === undefined ? '' : ` [${e.values.join(', ')}]`}`),

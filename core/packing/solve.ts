@@ -10,12 +10,12 @@
 // tie-breaker (the pod's namespace/name, a pool's or type's name); claim names are
 // derived from their contents.
 import { karpenterLoopAlternative } from './alternative';
-import { buildClass, classKey, podValue, standaloneCost, type ClassBuildContext, type PodClass } from './classes';
+import { buildClass, classKeys, podValue, type ClassKeys, standaloneCost, type ClassBuildContext, type PodClass } from './classes';
 import { addToClaimMutating, canAddToClaim, finalizeClaimMutating, restoreTargetMutating, retargetMutating, type Claim } from './claim';
 import { topologyOf, type SolveContext } from './context';
 import { addToFixedMutating, canAddToFixed, domainOfFixed, existingNode, inFlightNode, type FixedNode } from './fixed-nodes';
 import { openForSeedMutating, shapeOf } from './fill';
-import { remainingOf, type PackState } from './pack-state';
+import { liveActive, remainingOf, type PackState, type RequestGroup } from './pack-state';
 import { solveFluid } from './fluid';
 import { addInto, Dims, subtract } from './dims';
 import type { PackingInput, PendingPod } from './input';
@@ -67,7 +67,7 @@ export interface SolveOptions {
 
 export function solve(input: PackingInput, options: SolveOptions = {}): Plan {
   // Classes depend on the input only: the guided solve reuses the greedy solve's.
-  const shared: SharedClasses = { classes: new Map(), compatCache: new Map() };
+  const shared: SharedClasses = { classes: new Map(), compatCache: new Map(), shapes: new Map() };
   // The greedy run's state is dropped before the guided run starts (peak memory: only
   // its plan survives, as the guide's hints and the plan to beat).
   const { best, hints, guidable } = greedyPlan(input, shared);
@@ -86,6 +86,7 @@ function greedyPlan(input: PackingInput, shared: SharedClasses): { best: Plan; h
 interface SharedClasses {
   readonly classes: Map<string, PodClass>;
   readonly compatCache: ClassBuildContext['compatCache'];
+  readonly shapes: ClassBuildContext['shapes'];
 }
 
 function solveWith(input: PackingInput, guide: Guide | undefined, shared: SharedClasses): { plan: Plan; unschedulable: Map<string, string>; model: LoopModel; guided: boolean; guidable: boolean } {
@@ -97,20 +98,25 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
 
   // Duplicate pod names would make the plan ambiguous: the first one wins.
   const seen = new Set<string>();
-  const pods = [...input.pods].sort((a, b) => cmp(podKey(a), podKey(b))).filter((pod) => {
-    const key = podKey(pod);
+  // (keys built once per pod, not per comparison)
+  const pods = input.pods.map((pod) => ({ pod, key: podKey(pod) })).sort((a, b) => cmp(a.key, b.key)).filter(({ key }) => {
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
-  });
+  }).map(({ pod }) => pod);
   const specs = pods.map((pod) => effectiveSpec(pod));
+  // A pod with rules of its own is never an anonymous class: its class keys, computed here,
+  // name its topology subject and are reused by classOf below.
+  const ruledKeys = pods.map((pod, i) => {
+    const spec = specs[i];
+    return spec === undefined || !hasRules(spec) ? undefined : classKeys(pod, spec);
+  });
   // Pods of one deployment register the same groups: once per distinct subject and rules.
   const registered = new Set<string>();
   pods.forEach((pod, i) => {
     const spec = specs[i];
-    if (spec === undefined || (spreadConstraints(spec).length === 0 && requiredAffinityTerms(spec).length === 0 && requiredAntiAffinityTerms(spec).length === 0)) return;
-    const subject = JSON.stringify([pod.namespace, pod.labels, spreadConstraints(spec), requiredAffinityTerms(spec), requiredAntiAffinityTerms(spec)]);
-    if (registered.has(subject)) return;
+    const subject = ruledKeys[i]?.topology;
+    if (spec === undefined || subject === undefined || registered.has(subject)) return;
     registered.add(subject);
     topology.register(pod, spec);
   });
@@ -125,12 +131,20 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
   const context: SolveContext = {
     dims, pools, topology, prices: dims.zero(),
     existingZones: existing.flatMap((n) => (n.labels['topology.kubernetes.io/zone'] === undefined ? [] : [{ zone: n.labels['topology.kubernetes.io/zone'], labels: n.labels }])),
-    classTopology: new Map(), universes: new Map(),
+    classTopology: new Map(), topologyByKey: new Map(), universes: new Map(),
   };
-  const build: ClassBuildContext = { dims, pools, compatCache: shared.compatCache };
+  const build: ClassBuildContext = { dims, pools, compatCache: shared.compatCache, shapes: shared.shapes };
   const classes = shared.classes;
+  // A function of the class's shape and hostname cap only: once per pair.
+  const standalones = new Map<string, number>();
   const assignValue = (podClass: PodClass): void => {
-    const standalone = standaloneCost(podClass, pools, topologyOf(context, podClass).perNode);
+    const perNode = topologyOf(context, podClass).perNode;
+    const standaloneKey = `${perNode}|${podClass.shapeId}`;
+    let standalone = standalones.get(standaloneKey);
+    if (standalone === undefined) {
+      standalone = standaloneCost(podClass, pools, perNode);
+      standalones.set(standaloneKey, standalone);
+    }
     // Unschedulable classes (no fitting type) and free capacity fall back to the fluid value, then cpu.
     podClass.value = Number.isFinite(standalone) && standalone > 0 ? standalone
       : podValue(podClass.requests, context.prices) || (podClass.requests[0] ?? 0) * 1e-3 + (podClass.requests[1] ?? 0) * 1e-12;
@@ -138,21 +152,20 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
   // Labels and namespace matter only to topology: a pod no group selects and with no rule
   // of its own packs exactly like any other pod of its shape (aws-realistic: 2,000
   // deployments, about 150 shapes), so its class key leaves them out.
-  const classOf = (pod: PendingPod, spec: EffectiveSpec): PodClass => {
-    const anonymous = spreadConstraints(spec).length === 0 && requiredAffinityTerms(spec).length === 0 && requiredAntiAffinityTerms(spec).length === 0
-      && topology.matchingGroups(pod).length === 0;
-    const probe = anonymous ? classKey({ ...pod, namespace: '', labels: {} }, spec) : classKey(pod, spec);
-    let podClass = classes.get(probe);
+  const classOf = (pod: PendingPod, spec: EffectiveSpec, known?: ClassKeys): PodClass => {
+    const anonymous = known === undefined && !hasRules(spec) && topology.matchingGroups(pod).length === 0;
+    const keys = known ?? classKeys(anonymous ? { ...pod, namespace: '', labels: {} } : pod, spec);
+    let podClass = classes.get(keys.key);
     if (podClass === undefined) {
-      podClass = buildClass(classes.size, pod, spec, build);
+      podClass = buildClass(classes.size, pod, spec, build, anonymous ? undefined : keys);
       assignValue(podClass);
-      classes.set(probe, podClass);
+      classes.set(keys.key, podClass);
     }
     return podClass;
   };
   const initialQueue: QueuedPod[] = pods.map((pod, i) => {
     const spec = specs[i] ?? effectiveSpec(pod);
-    return { key: podKey(pod), pod, spec, podClass: classOf(pod, spec) };
+    return { key: podKey(pod), pod, spec, podClass: classOf(pod, spec, ruledKeys[i]) };
   });
 
   // Fluid-LP prices over every pod's demand and the usable capacity of every type that can
@@ -174,7 +187,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
   for (const podClass of classes.values()) assignValue(podClass);
   // (Every class, also ones from an earlier solve: their value is a function of the same prices.)
 
-  const state: PackState = { queues: new Map(), activeByPool: [], claims: [], typeChoice: new Map(), hostCaps: new Map(), shareValues: new Map(), shapeIds: new Map(), maskKeys: new WeakMap(), waiting: 0, guided: false, guidable: false };
+  const state: PackState = { queues: new Map(), activeByPool: [], groupsByPool: [], claims: [], typeChoice: new Map(), hostCaps: new Map(), typeFacts: new Map(), shareValues: new Map(), shapeIds: new Map(), maskKeys: new WeakMap(), waiting: 0, guided: false, guidable: false };
   const unschedulable = new Map<string, string>();
   let queue = initialQueue;
 
@@ -213,6 +226,11 @@ function cheaperOf(plan: Plan, unschedulable: ReadonlyMap<string, string>, input
   const reasons = new Map(alternative.unschedulable.map((pod) => [pod, unschedulable.get(pod) ?? '']));
   const other = buildPlan({ ...alternative, unschedulable: reasons });
   return other.totalPrice < plan.totalPrice ? other : plan;
+}
+
+/** Whether the spec carries topology rules of its own (spread, pod affinity or anti-affinity). */
+function hasRules(spec: EffectiveSpec): boolean {
+  return spreadConstraints(spec).length > 0 || requiredAffinityTerms(spec).length > 0 || requiredAntiAffinityTerms(spec).length > 0;
 }
 
 function countBoundPods(topology: Topology, input: PackingInput, existing: readonly FixedNode[], inFlight: readonly FixedNode[]): void {
@@ -278,7 +296,7 @@ function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, 
   for (const item of waiting) {
     let classQueue = state.queues.get(item.podClass.id);
     if (classQueue === undefined) {
-      classQueue = { podClass: item.podClass, pods: [], head: 0, perNode: topologyOf(context, item.podClass).perNode, shape: shapeOf(item.podClass.requests, state) };
+      classQueue = { podClass: item.podClass, pods: [], head: 0, perNode: topologyOf(context, item.podClass).perNode, shape: shapeOf(item.podClass.requests, state), order: 0, fillClaim: -1, fillCount: 0 };
       state.queues.set(item.podClass.id, classQueue);
     }
     classQueue.pods.push(item.key);
@@ -286,8 +304,24 @@ function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, 
   state.waiting = waiting.length;
   state.typeChoice.clear();
   state.activeByPool.length = 0;
+  state.groupsByPool.length = 0;
   const byValue = [...state.queues.values()].sort((a, b) => b.podClass.value - a.podClass.value || a.podClass.id - b.podClass.id);
-  for (const pool of context.pools) state.activeByPool.push(byValue.filter((q) => q.podClass.feasibility[pool.order]?.ok === true));
+  byValue.forEach((queue, order) => { queue.order = order; });
+  for (const pool of context.pools) {
+    const active = byValue.filter((q) => q.podClass.feasibility[pool.order]?.ok === true);
+    state.activeByPool.push(active);
+    const groups: RequestGroup[] = [];
+    for (const queue of active) {
+      let group = groups[queue.shape];
+      if (group === undefined) {
+        group = { requests: queue.podClass.requests, queues: [] };
+        groups[queue.shape] = group;
+      }
+      group.queues.push(queue);
+    }
+    // (dense by request id; in order of each group's most valuable class)
+    state.groupsByPool.push(groups.filter((g) => g !== undefined).sort((a, b) => (a.queues[0]?.order ?? 0) - (b.queues[0]?.order ?? 0)));
+  }
 
   const placed = new Set<string>();
   const failures = new Map<string, Explanation>();
@@ -309,16 +343,12 @@ function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, 
       state.waiting -= 1;
       failures.set(item.key, describeFailure(result.reasons, item.podClass, context));
     }
-    compactActive(state);
   }
   return failures;
 }
 
 function compactActive(state: PackState): void {
-  for (let i = 0; i < state.activeByPool.length; i++) {
-    const list = state.activeByPool[i];
-    if (list !== undefined && list.some((q) => remainingOf(q) <= 0)) state.activeByPool[i] = list.filter((q) => remainingOf(q) > 0);
-  }
+  for (let i = 0; i < state.activeByPool.length; i++) liveActive(state, i);
 }
 
 /**

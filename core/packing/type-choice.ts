@@ -31,7 +31,7 @@ import { maskFor, type PodClass } from './classes';
 import { canAddToClaim, canOpen, probeClaim } from './claim';
 import { topologyOf, type SolveContext } from './context';
 import { dot, subtract, type Vec } from './dims';
-import { remainingOf, type ClassQueue, type PackState } from './pack-state';
+import { liveActive, remainingOf, type ClassQueue, type PackState, type TypeFacts } from './pack-state';
 import { cmp, type Pool, type PoolType } from './pools';
 import { LabelKey } from '../scheduling/labels';
 
@@ -70,20 +70,49 @@ function cheapestPrice(type: PoolType): number {
 }
 
 /**
- * Share value packed per dollar when the waiting pods are packed into one fresh node of
- * `type`. Like the real fill, candidates only ever drop out, so they are compacted in place.
+ * Waiting pods of one pool that the simulation cannot tell apart: the same shape (so the
+ * same requests, feasibility and share value) and the same hostname caps. On Karpenter's
+ * benchmark input thousands of classes (labels × selectors) merge into a few hundred.
  */
-function simulate(pool: Pool, type: PoolType, active: readonly ClassQueue[], state: PackState, caps: Map<number, readonly HostCap[]>): number {
-  const room = usable(type);
-  const size = type.allocatable;
-  const groupUse = new Map<number, number>();
-  const candidates: { podClass: PodClass; left: number; caps: readonly HostCap[]; value: number }[] = [];
+interface SimulationGroup {
+  readonly requests: Vec;
+  readonly mask: Uint8Array | undefined;
+  readonly caps: readonly HostCap[];
+  readonly value: number;
+  left: number;
+}
+
+function simulationGroups(pool: Pool, active: readonly ClassQueue[], state: PackState, caps: Map<number, readonly HostCap[]>): SimulationGroup[] {
+  const byKey = new Map<string, SimulationGroup>();
+  const groups: SimulationGroup[] = [];
   for (const queue of active) {
     const { podClass } = queue;
     const left = remainingOf(queue);
-    if (left <= 0 || maskFor(podClass, pool)?.[type.index] !== 1) continue;
-    candidates.push({ podClass, left, caps: caps.get(podClass.id) ?? [], value: shareValue(podClass, pool, state) });
+    if (left <= 0) continue;
+    const classCaps = caps.get(podClass.id) ?? [];
+    const key = classCaps.length === 0 ? String(podClass.shapeId) : `${podClass.shapeId}|${classCaps.map((c) => `${c.group}:${c.cap}`).join(',')}`;
+    const group = byKey.get(key);
+    if (group !== undefined) {
+      group.left += left;
+      continue;
+    }
+    const merged = { requests: podClass.requests, mask: maskFor(podClass, pool), caps: classCaps, value: shareValue(podClass, pool, state), left };
+    byKey.set(key, merged);
+    groups.push(merged);
   }
+  return groups;
+}
+
+/**
+ * Share value packed per dollar when the waiting pods are packed into one fresh node of
+ * `type`. Like the real fill, candidates only ever drop out, so they are compacted in place.
+ */
+function simulate(type: PoolType, groups: readonly SimulationGroup[]): number {
+  const room = usable(type);
+  const size = type.allocatable;
+  const groupUse = new Map<number, number>();
+  const candidates: { group: SimulationGroup; left: number }[] = [];
+  for (const group of groups) if (group.mask?.[type.index] === 1) candidates.push({ group, left: group.left });
   let value = 0;
   for (let step = 0; step < simulationSteps && candidates.length > 0; step++) {
     let best: (typeof candidates)[number] | undefined;
@@ -91,19 +120,19 @@ function simulate(pool: Pool, type: PoolType, active: readonly ClassQueue[], sta
     let bestCopies = 0;
     let kept = 0;
     for (const candidate of candidates) {
-      const { podClass } = candidate;
+      const { requests, caps } = candidate.group;
       let copies = candidate.left;
       for (let i = 0; i < room.length; i++) {
-        const request = podClass.requests[i] ?? 0;
+        const request = requests[i] ?? 0;
         if (request > 0) copies = Math.min(copies, Math.floor((room[i] ?? 0) / request));
       }
-      for (const { group, cap } of candidate.caps) copies = Math.min(copies, cap - (groupUse.get(group) ?? 0));
+      for (const { group, cap } of caps) copies = Math.min(copies, cap - (groupUse.get(group) ?? 0));
       if (copies <= 0) continue;
       candidates[kept++] = candidate;
       let score = 0;
       for (let i = 0; i < size.length; i++) {
         const capacity = size[i] ?? 0;
-        if (capacity > 0) score += ((podClass.requests[i] ?? 0) / capacity) * ((room[i] ?? 0) / capacity);
+        if (capacity > 0) score += ((requests[i] ?? 0) / capacity) * ((room[i] ?? 0) / capacity);
       }
       if (score > bestScore) {
         bestScore = score;
@@ -115,11 +144,11 @@ function simulate(pool: Pool, type: PoolType, active: readonly ClassQueue[], sta
     if (best === undefined) break;
     // Half of what fits at once: close to one-by-one DotProduct, in logarithmically many steps.
     const count = Math.max(1, Math.floor(bestCopies / 2));
-    const { podClass } = best;
-    for (let i = 0; i < room.length; i++) room[i] = (room[i] ?? 0) - count * (podClass.requests[i] ?? 0);
+    const { requests, caps } = best.group;
+    for (let i = 0; i < room.length; i++) room[i] = (room[i] ?? 0) - count * (requests[i] ?? 0);
     best.left -= count;
-    for (const { group } of best.caps) groupUse.set(group, (groupUse.get(group) ?? 0) + count);
-    value += count * best.value;
+    for (const { group } of caps) groupUse.set(group, (groupUse.get(group) ?? 0) + count);
+    value += count * best.group.value;
   }
   return value / cheapestPrice(type);
 }
@@ -150,7 +179,8 @@ function forcedNodes(active: readonly ClassQueue[], state: PackState, pool: Pool
  * nothing, so value per dollar measures how well a packing uses what it pays for.
  */
 function shareValue(podClass: PodClass, pool: Pool, state: PackState): number {
-  const key = `${pool.order}|${podClass.id}`;
+  // (a function of the class's shape)
+  const key = `${pool.order}|${podClass.shapeId}`;
   const cached = state.shareValues.get(key);
   if (cached !== undefined) return cached;
   let best = Infinity;
@@ -172,10 +202,29 @@ function shareValue(podClass: PodClass, pool: Pool, state: PackState): number {
   return value;
 }
 
+/**
+ * Per pool, constant through a round: each type's usable capacity, and the types by
+ * efficiency at the fluid-LP prices (which are set before packing starts).
+ */
+function poolTypeFacts(pool: Pool, state: PackState, context: SolveContext): TypeFacts {
+  let facts = state.typeFacts.get(pool.order);
+  if (facts === undefined) {
+    const usables = pool.types.map(usable);
+    const efficiency = pool.types.map((type) => dot(context.prices, usables[type.index] ?? type.allocatable) / cheapestPrice(type));
+    // (types are in name order, so the index breaks ties as the name would)
+    const byEfficiency = pool.types.filter((t) => Number.isFinite(cheapestPrice(t)))
+      .sort((a, b) => (efficiency[b.index] ?? 0) - (efficiency[a.index] ?? 0) || cheapestPrice(a) - cheapestPrice(b) || a.index - b.index);
+    facts = { usables, byEfficiency };
+    state.typeFacts.set(pool.order, facts);
+  }
+  return facts;
+}
+
 function rank(pool: Pool, allowed: Uint8Array | undefined, state: PackState, context: SolveContext): PoolType[] {
-  const active = state.activeByPool[pool.order] ?? [];
+  const active = liveActive(state, pool.order);
   const caps = state.hostCaps;
   for (const queue of active) if (!caps.has(queue.podClass.id)) caps.set(queue.podClass.id, hostCaps(queue.podClass, context));
+  const { usables, byEfficiency } = poolTypeFacts(pool, state, context);
   const open = pool.types.filter((t) => (allowed === undefined || allowed[t.index] === 1) && canOpen(pool, t) && Number.isFinite(cheapestPrice(t)));
   const demand = context.dims.zero();
   let waitingValue = 0;
@@ -185,20 +234,30 @@ function rank(pool: Pool, allowed: Uint8Array | undefined, state: PackState, con
     for (let i = 0; i < demand.length; i++) demand[i] = (demand[i] ?? 0) + left * (queue.podClass.requests[i] ?? 0);
   }
   const scored = open.map((type) => {
-    const room = usable(type);
+    const room = usables[type.index] ?? usable(type);
     // How much of the waiting demand, scaled down as a whole, one node of the type holds.
     let fraction = 1;
     for (let r = 0; r < demand.length; r++) if ((demand[r] ?? 0) > 0) fraction = Math.min(fraction, Math.max(0, room[r] ?? 0) / (demand[r] ?? 1));
     const price = cheapestPrice(type);
-    return { type, price, proxy: (fraction * waitingValue) / price, efficiency: dot(context.prices, room) / price };
+    return { type, price, proxy: (fraction * waitingValue) / price };
   });
   const forced = forcedNodes(active, state, pool, caps);
   const limit = forced.nodes > 0 ? (waitingValue / forced.nodes) * 1.5 : Infinity;
   const sized = scored.filter((s) => s.price <= limit);
   const eligible = sized.length > 0 ? sized : scored;
-  const byProxy = [...eligible].sort((a, b) => b.proxy - a.proxy || a.price - b.price || cmp(a.type.name, b.type.name));
+  // (types are in name order, so the index breaks ties as the name would)
+  const byProxy = [...eligible].sort((a, b) => b.proxy - a.proxy || a.price - b.price || a.type.index - b.type.index);
   const candidates = new Set(byProxy.slice(0, topByProxy));
-  for (const s of [...eligible].sort((a, b) => b.efficiency - a.efficiency || a.price - b.price || cmp(a.type.name, b.type.name)).slice(0, topByEfficiency)) candidates.add(s);
+  const eligibleByIndex: (typeof scored[number] | undefined)[] = [];
+  for (const s of eligible) eligibleByIndex[s.type.index] = s;
+  let efficient = 0;
+  for (const type of byEfficiency) {
+    if (efficient >= topByEfficiency) break;
+    const s = eligibleByIndex[type.index];
+    if (s === undefined) continue;
+    candidates.add(s);
+    efficient += 1;
+  }
   // The best type of every size (powers of two of price), so small and large both compete.
   const bySize = new Map<number, (typeof scored)[number]>();
   for (const s of byProxy) {
@@ -206,7 +265,8 @@ function rank(pool: Pool, allowed: Uint8Array | undefined, state: PackState, con
     if (!bySize.has(bucket)) bySize.set(bucket, s);
   }
   for (const s of bySize.values()) candidates.add(s);
-  const simulated = [...candidates].map((s) => ({ ...s, score: simulate(pool, s.type, active, state, caps) }));
+  const groups = simulationGroups(pool, active, state, caps);
+  const simulated = [...candidates].map((s) => ({ ...s, score: simulate(s.type, groups) }));
   // Within 0.1% counts as a tie: the larger node wins (the seed and the real fill differ
   // from the simulation, and a roomier node absorbs that; the final shrink to the cheapest
   // type holding the pods takes back what is left over), then the name.
@@ -215,7 +275,13 @@ function rank(pool: Pool, allowed: Uint8Array | undefined, state: PackState, con
   const ranked = simulated.map((s) => s.type);
   // Everything else afterwards, so a seed always finds its type here.
   for (const s of byProxy) if (!candidates.has(s)) ranked.push(s.type);
-  if (eligible !== scored) for (const s of [...scored].sort((a, b) => a.price - b.price || cmp(a.type.name, b.type.name))) if (!ranked.includes(s.type)) ranked.push(s.type);
+  if (eligible !== scored) {
+    // The rest of the open types, cheapest first (typesByPrice's order: price, then name).
+    const listed = new Set(ranked);
+    const isOpen = new Uint8Array(pool.types.length);
+    for (const s of scored) isOpen[s.type.index] = 1;
+    for (const type of pool.typesByPrice) if (isOpen[type.index] === 1 && !listed.has(type)) ranked.push(type);
+  }
   return ranked;
 }
 

@@ -2,7 +2,7 @@
 // profile and pools, so the numbers `npm run bench` prints can be reproduced exactly.
 import { catalogInstanceTypes } from '../../core/instancetypes';
 import { packingInputSchema, type InstanceTypeInput, type PackingInput, type PendingPod } from '../../core/packing';
-import { mulberry32, pick } from '../unit/packing/random-inputs';
+import { mulberry32 } from '../unit/packing/random-inputs';
 
 const now = Date.parse('2026-08-01T00:00:00Z');
 
@@ -11,63 +11,6 @@ function pod(namespace: string, name: string, cpu: string, memory: string, extra
     namespace, name, labels: {}, requests: { cpu, memory }, nodeSelector: {}, requiredNodeAffinity: [], preferredNodeAffinity: [], tolerations: [],
     topologySpread: [], podAffinity: { required: [], preferred: [] }, podAntiAffinity: { required: [], preferred: [] }, hostPorts: [], ...extra,
   };
-}
-
-/**
- * Karpenter's fake.InstanceTypes(400) (performance.md §1.1): type i has cpu i+1,
- * memory 2(i+1) GiB, pods 10(i+1), no overhead; offerings spot in zones 1–2 and on-demand
- * in zones 1–3, all priced 0.1·cpu + 0.1·memory_GB (linear).
- */
-export function fakeCatalog(count = 400): InstanceTypeInput[] {
-  return Array.from({ length: count }, (_, i) => {
-    const cpu = i + 1;
-    const memGi = 2 * (i + 1);
-    const price = Math.round((0.1 * cpu + 0.1 * memGi * 1.073741824) * 1e6) / 1e6;
-    const resources = { cpu: String(cpu), memory: `${memGi}Gi`, pods: String(10 * (i + 1)) };
-    return {
-      name: `fake-it-${i}`,
-      labels: { 'node.kubernetes.io/instance-type': `fake-it-${i}`, 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux' },
-      capacity: resources, allocatable: resources,
-      offerings: [
-        ...['test-zone-1', 'test-zone-2'].map((zone) => ({ zone, capacityType: 'spot', price, available: true })),
-        ...['test-zone-1', 'test-zone-2', 'test-zone-3'].map((zone) => ({ zone, capacityType: 'on-demand', price, available: true })),
-      ],
-    };
-  });
-}
-
-/**
- * makeDiversePods(n), seed 42: five equal groups — plain; zone spread (maxSkew 1,
- * DoNotSchedule, selector one of 7 label values); hostname spread (same); zone
- * self-affinity (one of 7 values); hostname anti-affinity (all share app=nginx).
- * cpu uniform over {100m, 250m, 500m, 1, 1500m}; memory over {100, 256, 512, 1024, 2048, 4096}Mi.
- * One NodePool with limits cpu 10,000,000 and memory 10,000,000Gi.
- */
-export function karpenterMix(n: number): PackingInput {
-  const random = mulberry32(42);
-  const cpus = ['100m', '250m', '500m', '1', '1500m'];
-  const mems = ['100Mi', '256Mi', '512Mi', '1Gi', '2Gi', '4Gi'];
-  const pods: PendingPod[] = [];
-  const fifth = Math.floor(n / 5);
-  for (let i = 0; i < n; i++) {
-    const group = Math.min(4, Math.floor(i / Math.max(1, fifth)));
-    const cpu = pick(random, cpus);
-    const memory = pick(random, mems);
-    const value = `value-${Math.floor(random() * 7)}`;
-    const selector = { matchLabels: { 'my-label': value } };
-    const name = `p-${i}`;
-    switch (group) {
-      case 0: pods.push(pod('default', name, cpu, memory)); break;
-      case 1: pods.push(pod('default', name, cpu, memory, { labels: { 'my-label': value }, topologySpread: [{ topologyKey: 'topology.kubernetes.io/zone', maxSkew: 1, whenUnsatisfiable: 'DoNotSchedule', labelSelector: selector }] })); break;
-      case 2: pods.push(pod('default', name, cpu, memory, { labels: { 'my-label': value }, topologySpread: [{ topologyKey: 'kubernetes.io/hostname', maxSkew: 1, whenUnsatisfiable: 'DoNotSchedule', labelSelector: selector }] })); break;
-      case 3: pods.push(pod('default', name, cpu, memory, { labels: { 'my-label': value }, podAffinity: { required: [{ topologyKey: 'topology.kubernetes.io/zone', labelSelector: selector }], preferred: [] } })); break;
-      default: pods.push(pod('default', name, cpu, memory, { labels: { app: 'nginx' }, podAntiAffinity: { required: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'nginx' } } }], preferred: [] } }));
-    }
-  }
-  return packingInputSchema.parse({
-    pods, now,
-    nodePools: [{ name: 'default', limits: { cpu: '10000000', memory: '10000000Gi' }, instanceTypes: fakeCatalog() }],
-  });
 }
 
 let awsTypes: InstanceTypeInput[] | undefined;

@@ -154,7 +154,7 @@ function buildModel(input: PackingInput): LoopModel {
   input.nodePools.forEach((p) => { addNames(p.limits); addNames(p.usage); p.instanceTypes.forEach((t) => { addNames(t.capacity); addNames(t.allocatable); }); });
   const dims = new Dims(names);
   const pools = buildPools(input.nodePools, dims, daemonModels(input.daemonSets, dims));
-  const build: ClassBuildContext = { dims, pools, compatCache: new Map() };
+  const build: ClassBuildContext = { dims, pools, compatCache: new Map(), shapes: new Map() };
   const classes = new Map<string, PodClass>();
   const classOf = (pod: PendingPod, spec: EffectiveSpec): PodClass => {
     const key = classKey(pod, spec);
@@ -183,7 +183,7 @@ export function runKarpenterLoop(input: PackingInput, options: LoopOptions = {})
   pods.forEach((p) => topology.register(p, effectiveSpec(p)));
   const existing = input.existingNodes.map((n) => existingNode(n, dims)).sort((a, b) => cmp(a.name, b.name));
   const inFlight = input.inFlightClaims.map((c) => inFlightNode(c, pools, dims)).sort((a, b) => cmp(a.name, b.name));
-  const context: SolveContext = { dims, pools, topology, prices: dims.zero(), existingZones: [], classTopology: new Map(), universes: new Map() };
+  const context: SolveContext = { dims, pools, topology, prices: dims.zero(), existingZones: [], classTopology: new Map(), topologyByKey: new Map(), universes: new Map() };
 
   const claims: LoopClaim[] = [];
   const unschedulable: string[] = [];
