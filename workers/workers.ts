@@ -8,6 +8,7 @@ import { createWatchActivities } from '../activities/watch/activity';
 import { createProvisionerActivities } from '../activities/provisioner/activity';
 import { createGcActivities } from '../activities/gc/activity';
 import { createEnablementActivities } from '../activities/enablement/activity';
+import { createManagementWatchActivities } from '../activities/enablement/management-watch';
 import { type KubeClients } from '../activities/kube/clients';
 import { defaultTaskQueues, type NodeClaimWorkflowInput, type TaskQueues } from '../core/lifecycle';
 import { type Client } from '@temporalio/client';
@@ -56,6 +57,7 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
       ...(options.nodeClaimDefaults ? { nodeClaimDefaults: options.nodeClaimDefaults } : {}),
     }),
     ...(options.management ? createEnablementActivities({ management: options.management, resolve: options.resolve, temporal: options.client }) : {}),
+    ...(options.management ? createManagementWatchActivities({ management: options.management, temporal: options.client }) : {}),
   };
   const cloudQueueActivities = { ...cloudActivities, ...legacy.cloud, ...createGcActivities({ resolve: options.resolve }) };
   const queues = options.taskQueues ?? defaultTaskQueues;

@@ -4,3 +4,4 @@ export { nodeClaimWorkflow } from './nodeclaim';
 export { watchWorkflow } from './watch';
 export { provisionerWorkflow } from './provisioner';
 export { enablementWorkflow } from './enablement';
+export { managementWatchWorkflow } from './management-watch';
