@@ -16,7 +16,7 @@ import { enablementWorkflowId } from '../../core/lifecycle';
 import { createClusterNetwork } from '../../dev/autonode/ec2-fixtures';
 import { LOCAL_RELEASE_IMAGE, createLocalHostedCluster } from '../../dev/autonode/hosted-cluster';
 import { bootstrapIdentitySource, clusterAccessOf, launchedNodeShapes, SimulatedKubeletFleet } from '../../dev/simkubelet';
-import { enableCluster, type ClusterCommandDeps } from '../../starter/commands/cluster';
+import { clusterStatus, enableCluster, type ClusterCommandDeps } from '../../starter/commands/cluster';
 import { startManagementWatch } from '../../workers/management-watch';
 import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
 import { MANAGEMENT_WATCH_WORKFLOW_ID, type ManagementWatchStatus } from '../../workflows/management-watch';
@@ -122,6 +122,11 @@ describe('enablement by spec.autoNode and the Autoprovision gate, and HostedClus
     expect(reported.message).toContain(`autonode enable ${hc.namespace}/${hc.name}`);
     expect(await workflowStatus(t.client, enablementWorkflowId(ref))).toBeUndefined();
     expect((await readHostedCluster(management, ref))?.metadata.finalizers ?? []).not.toContain('autonode.io/enablement');
+    // `autonode status` says the same
+    const out: string[] = [];
+    await clusterStatus({ ...deps, io: { stdout: (s) => void out.push(s), stderr: (s) => void out.push(s) } }, `${hc.namespace}/${hc.name}`, 'table');
+    expect(out.join('')).toContain('FeatureGateDisabled');
+    expect(out.join('')).toContain('--feature-gates=Autoprovision=true');
   });
 
   it('with the gate on, spec.autoNode enables the cluster; removing it tears everything down', async () => {
