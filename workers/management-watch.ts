@@ -1,6 +1,7 @@
 import { type Client } from '@temporalio/client';
 import { defaultTaskQueues, type TaskQueues } from '../core/lifecycle';
-import { MANAGEMENT_WATCH_WORKFLOW_ID, type ManagementWatchWorkflowInput } from '../workflows/management-watch';
+import { MANAGEMENT_WATCH_WORKFLOW_ID } from '../core/enablement/management-watch';
+import type { ManagementWatchWorkflowInput } from '../workflows/management-watch';
 
 /**
  * Every worker with a management cluster runs this at start: the management watch workflow

@@ -16,8 +16,7 @@ import type { ManagementWatchActivities, ManagementWatchInput } from '../activit
 import { TaskQueuesSchema, defaultTaskQueues } from '../core/lifecycle';
 import { AutoNodePhase } from './search-attributes';
 
-/** One per Temporal namespace: the workers' view of the management cluster. */
-export const MANAGEMENT_WATCH_WORKFLOW_ID = 'autonode/management/watch';
+export { MANAGEMENT_WATCH_WORKFLOW_ID } from '../core/enablement/management-watch';
 
 /** A worker started with these feature gates: the latest word wins (workers of one deployment share their flags). */
 export const featureGatesSignal = defineSignal<[{ autoprovision: boolean }]>('featureGates');

@@ -11,6 +11,9 @@
 
 export const FEATURE_GATE_DISABLED_REASON = 'FeatureGateDisabled';
 
+/** One per Temporal namespace: the workers' view of the management cluster. */
+export const MANAGEMENT_WATCH_WORKFLOW_ID = 'autonode/management/watch';
+
 /** What the watch sees of a HostedCluster (no secrets, no spec beyond presence). */
 export interface ObservedHostedCluster {
   namespace: string;

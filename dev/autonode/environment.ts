@@ -15,7 +15,7 @@ import { connectClient, connectWorker } from '../../workers/temporal-connection'
 import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
 import { parseFeatureGates } from '../../workers/feature-gates';
 import { startManagementWatch } from '../../workers/management-watch';
-import { MANAGEMENT_WATCH_WORKFLOW_ID } from '../../workflows/management-watch';
+import { MANAGEMENT_WATCH_WORKFLOW_ID } from '../../core/enablement/management-watch';
 import { bootstrapIdentitySource, launchedNodeShapes, clusterAccessOf, SimulatedKubeletFleet } from '../simkubelet';
 import { type StackInfo } from '../stack/types';
 import { join } from 'node:path';

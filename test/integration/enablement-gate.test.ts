@@ -19,7 +19,8 @@ import { bootstrapIdentitySource, clusterAccessOf, launchedNodeShapes, Simulated
 import { clusterStatus, enableCluster, type ClusterCommandDeps } from '../../starter/commands/cluster';
 import { startManagementWatch } from '../../workers/management-watch';
 import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
-import { MANAGEMENT_WATCH_WORKFLOW_ID, type ManagementWatchStatus } from '../../workflows/management-watch';
+import { MANAGEMENT_WATCH_WORKFLOW_ID } from '../../core/enablement/management-watch';
+import type { ManagementWatchStatus } from '../../workflows/management-watch';
 import { type EnablementStatus } from '../../workflows/enablement';
 import { installCrds } from '../support/crds';
 import { aPoolWithWorkload, allPodsRunning, conditionOf, readHostedCluster, roleEc2ClientFactory, runningWorkflowsOf, workflowStatus } from '../support/enablement';

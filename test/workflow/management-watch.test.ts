@@ -4,7 +4,8 @@
 import { Context } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
 import type { ManagementWatchActivities } from '../../activities/enablement/management-watch';
-import { MANAGEMENT_WATCH_WORKFLOW_ID, type ManagementWatchStatus } from '../../workflows/management-watch';
+import { MANAGEMENT_WATCH_WORKFLOW_ID } from '../../core/enablement/management-watch';
+import type { ManagementWatchStatus } from '../../workflows/management-watch';
 import { startTimeSkipping, type TimeSkippingHarness } from './support';
 
 jest.setTimeout(120_000);
