@@ -44,6 +44,8 @@ export function registerDevCommand(program: Command): void {
                 `    kubectl --kubeconfig ${info.guest.kubeconfigPath} get nodeclaims,nodes -o wide`,
                 `    kubectl --kubeconfig ${info.guest.kubeconfigPath} scale deployment inflate --replicas 30   # more pods, more nodes`,
                 `    kubectl --kubeconfig ${info.guest.kubeconfigPath} get nodepools`,
+                `    kubectl --kubeconfig ${info.guest.kubeconfigPath} scale deployment inflate small --replicas 0   # empty nodes go (disruption, 10% at a time)`,
+                `    temporal workflow query --address ${info.temporal.address} -w autonode/${autonode.cluster.name}/disruption --type status`,
                 `    kubectl --kubeconfig ${info.guest.kubeconfigPath} get events -A --field-selector source=karpenter`,
                 `    kubectl --kubeconfig ${info.management.kubeconfigPath} get hostedclusters -n clusters -o yaml   # conditions, status.autoNode`,
                 `    temporal workflow query --address ${info.temporal.address} -w autonode/${autonode.cluster.name}/provisioner --type status`,

@@ -8,6 +8,7 @@ import { createWatchActivities } from '../activities/watch/activity';
 import { createProvisionerActivities } from '../activities/provisioner/activity';
 import { createGcActivities } from '../activities/gc/activity';
 import { createEnablementActivities } from '../activities/enablement/activity';
+import { createDisruptionActivities } from '../activities/disruption/activity';
 import { createManagementWatchActivities } from '../activities/enablement/management-watch';
 import { type KubeClients } from '../activities/kube/clients';
 import { defaultTaskQueues, type NodeClaimWorkflowInput, type TaskQueues } from '../core/lifecycle';
@@ -56,6 +57,7 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
       temporal: options.client,
       ...(options.nodeClaimDefaults ? { nodeClaimDefaults: options.nodeClaimDefaults } : {}),
     }),
+    ...createDisruptionActivities({ resolve: options.resolve }),
     ...(options.management ? createEnablementActivities({ management: options.management, resolve: options.resolve, temporal: options.client }) : {}),
     ...(options.management ? createManagementWatchActivities({ management: options.management, temporal: options.client }) : {}),
   };

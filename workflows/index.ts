@@ -4,4 +4,5 @@ export { nodeClaimWorkflow } from './nodeclaim';
 export { watchWorkflow } from './watch';
 export { provisionerWorkflow } from './provisioner';
 export { enablementWorkflow } from './enablement';
+export { disruptionWorkflow } from './disruption';
 export { managementWatchWorkflow } from './management-watch';

@@ -16,7 +16,7 @@ import { conditionSchema } from '../../core/api/primitives';
 import { RELEASE_METADATA_LABEL, releaseImagesFor, type ReleaseImages } from '../../core/enablement/release';
 import { validateAutoNode } from '../../core/hostedcluster';
 import { parseQuantity, toMilliUnits } from '../../core/scheduling/quantity';
-import { ClusterRefSchema, TaskQueuesSchema, defaultTaskQueues, provisionerWorkflowId, setCondition, watchWorkflowId, type ConditionUpdate } from '../../core/lifecycle';
+import { ClusterRefSchema, TaskQueuesSchema, defaultTaskQueues, disruptionWorkflowId, provisionerWorkflowId, setCondition, watchWorkflowId, type ConditionUpdate } from '../../core/lifecycle';
 import { type ClusterResolver } from '../cluster';
 import { kubeClientsFromKubeconfigString, type KubeClients } from '../kube/clients';
 import { isConflict, isNotFound } from '../kube/errors';
@@ -188,6 +188,12 @@ export function createEnablementActivities(deps: EnablementActivityDeps) {
         workflowIdConflictPolicy: 'USE_EXISTING',
         args: [{ cluster, taskQueues }],
       });
+      await deps.temporal.workflow.start('disruptionWorkflow', {
+        taskQueue: taskQueues.control,
+        workflowId: disruptionWorkflowId(cluster.name),
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        args: [{ cluster, taskQueues }],
+      });
     },
 
     /** Conditions and `status.autoNode` (nodes, NodeClaims, vCPUs: what HyperShift reports for billing). */
@@ -224,6 +230,8 @@ export function createEnablementActivities(deps: EnablementActivityDeps) {
     async stopProvisioning(raw: { cluster: unknown; taskQueues?: unknown }): Promise<void> {
       const cluster = ClusterRefSchema.parse(raw.cluster);
       const taskQueues = TaskQueuesSchema.parse({ ...defaultTaskQueues, ...(raw.taskQueues ?? {}) });
+      // disruption first: a teardown deletes every claim itself, and replacements would be new capacity
+      await deps.temporal.workflow.getHandle(disruptionWorkflowId(cluster.name)).terminate('autonode is being disabled for this cluster').catch(() => undefined);
       const handle = await deps.temporal.workflow.signalWithStart('provisionerWorkflow', {
         taskQueue: taskQueues.control,
         workflowId: provisionerWorkflowId(cluster.name),

@@ -28,6 +28,8 @@ export interface NodeView {
   /** the Ready condition as the kubelet last posted it ('Missing' before it posts one) */
   readyCondition: { status: 'True' | 'False' | 'Unknown' | 'Missing'; since?: string };
   deleting: boolean;
+  /** ISO time of the deletionTimestamp, when deleting */
+  deletionTimestamp?: string;
   taints: V1Taint[];
   labels: Record<string, string>;
   capacity: Record<string, string>;
@@ -41,11 +43,17 @@ function view(node: V1Node): NodeView {
     ready: node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
     readyCondition: readyConditionOf(node),
     deleting: node.metadata?.deletionTimestamp !== undefined,
+    ...(node.metadata?.deletionTimestamp !== undefined ? { deletionTimestamp: isoOf(node.metadata.deletionTimestamp) } : {}),
     taints: node.spec?.taints ?? [],
     labels: node.metadata?.labels ?? {},
     capacity: node.status?.capacity ?? {},
     allocatable: node.status?.allocatable ?? {},
   };
+}
+
+/** The client types say Date; a plain JSON read gives a string. */
+function isoOf(value: unknown): string | undefined {
+  return value instanceof Date ? value.toISOString() : typeof value === 'string' ? value : undefined;
 }
 
 function readyConditionOf(node: V1Node): NodeView['readyCondition'] {

@@ -24,6 +24,7 @@ import { isNotFound } from '../kube/errors';
 import { createEventRecorder } from '../kube/events';
 import { NodeClaimStore } from '../kube/nodeclaims';
 import { recordNodeClassResolution } from '../kube/nodeclasses';
+import { ResolutionCache } from '../cloud/resolution-cache';
 import { NODEPOOL_LABEL } from '../kube/nodes';
 import { nodeClaimRef, type ClaimRef } from './kube';
 
@@ -107,6 +108,8 @@ const StoredNodeClassSchema = z.object({ metadata: z.object({ name: z.string() }
  */
 export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
   const now = deps.now ?? (() => new Date());
+  // the claims of one batch launch together: they share one lookup of their class
+  const resolutions = new ResolutionCache(10_000);
   const connect = async (cluster: ClusterRef) => {
     const c = await deps.resolve(cluster);
     return { ...c, claims: new NodeClaimStore(c.guest), event: createEventRecorder(c.guest.core) };
@@ -138,7 +141,7 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
       }
       const stored = StoredNodeClassSchema.parse(rawClass);
       const nodeClass = NodeClassInputSchema.parse({ name: stored.metadata.name, spec: stored.spec });
-      const resolution = await withCloudFailures(() => cloud.resolveNodeClass(nodeClass));
+      const resolution = await withCloudFailures(() => resolutions.resolve(cluster.name, cloud, nodeClass));
       await recordNodeClassResolution(guest, ref.name, resolution, {
         ...(nodeClass.spec.instanceProfile ? { instanceProfile: nodeClass.spec.instanceProfile } : {}),
         nowIso: now().toISOString(),
@@ -186,7 +189,7 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
       }
       const stored = StoredNodeClassSchema.parse(rawClass);
       const nodeClass = NodeClassInputSchema.parse({ name: stored.metadata.name, spec: stored.spec });
-      const resolution = await withCloudFailures(() => cloud.resolveNodeClass(nodeClass));
+      const resolution = await withCloudFailures(() => resolutions.resolve(cluster.name, cloud, nodeClass));
       if (!resolution.ready) {
         const why = resolution.conditions.filter((c) => c.status !== 'True').map((c) => `${c.type}: ${c.message}`).join('; ');
         return await nodeClassNotReady('NodeClassNotReady', `EC2NodeClass ${nodeClassName} is not ready: ${why}`);

@@ -91,7 +91,14 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
       const mine = claim !== undefined && claim.metadata.uid === input.uid;
       const nodeName = input.nodeName ?? claim?.status?.nodeName;
       const node = nodeName ? await nodes.get(nodeName) : undefined;
-      return { gone: !mine, deleting: mine && claim.metadata.deletionTimestamp !== undefined, nodeExists: node !== undefined, nodeDeleting: node?.deleting ?? false };
+      const deletedAt = Date.parse(String((mine ? claim.metadata.deletionTimestamp : undefined) ?? node?.deletionTimestamp ?? ''));
+      return {
+        gone: !mine,
+        deleting: mine && claim.metadata.deletionTimestamp !== undefined,
+        nodeExists: node !== undefined,
+        nodeDeleting: node?.deleting ?? false,
+        ...(Number.isNaN(deletedAt) ? {} : { deletedAt }),
+      };
     },
 
     /**

@@ -3,35 +3,10 @@ import type { CatalogResult } from '../../core/instancetypes';
 import { catalogQueryFor } from '../../core/workloads/assemble';
 import { NodeClassInputSchema, type CloudProvider } from '../cloud';
 import { type InstanceTypeQuery } from '../cloud/instance-types';
+import { ResolutionCache } from '../cloud/resolution-cache';
+export { ResolutionCache };
 
 export type UnavailableOffering = NonNullable<InstanceTypeQuery['unavailable']>[number];
-
-type Resolution = Awaited<ReturnType<CloudProvider['resolveNodeClass']>>;
-
-/**
- * Ready node-class resolutions (subnets, security groups, AMIs), kept briefly: each batch
- * would otherwise describe them again (Karpenter caches the same lookups for a minute). A
- * class that is not ready is looked up again every time, so a fix shows at the next batch;
- * launches resolve afresh either way.
- */
-export class ResolutionCache {
-  private readonly entries = new Map<string, { at: number; resolution: Resolution }>();
-  constructor(
-    private readonly ttlMs = 15_000,
-    private readonly clock: () => number = Date.now,
-  ) {}
-  async resolve(scope: string, cloud: Pick<CloudProvider, 'resolveNodeClass'>, input: Parameters<CloudProvider['resolveNodeClass']>[0]): Promise<Resolution> {
-    const key = `${scope}\n${JSON.stringify(input)}`;
-    const hit = this.entries.get(key);
-    if (hit && this.clock() - hit.at < this.ttlMs) return hit.resolution;
-    const resolution = await cloud.resolveNodeClass(input);
-    if (resolution.ready) this.entries.set(key, { at: this.clock(), resolution });
-    else this.entries.delete(key);
-    // forget what has expired (classes deleted or edited)
-    for (const [k, v] of this.entries) if (this.clock() - v.at >= this.ttlMs) this.entries.delete(k);
-    return resolution;
-  }
-}
 
 /**
  * Each node class's instance types as the cloud offers them: the class must resolve

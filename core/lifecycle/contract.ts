@@ -117,6 +117,7 @@ export interface NodeClaimResult {
 export const nodeClaimWorkflowId = (cluster: string, name: string) => `autonode/${cluster}/nodeclaim/${name}`;
 export const provisionerWorkflowId = (cluster: string) => `autonode/${cluster}/provisioner`;
 export const watchWorkflowId = (cluster: string) => `autonode/${cluster}/watch`;
+export const disruptionWorkflowId = (cluster: string) => `autonode/${cluster}/disruption`;
 /** one per HostedCluster: `autonode/<namespace>/<name>` */
 export const enablementWorkflowId = (hc: { namespace: string; name: string }) => `autonode/${hc.namespace}/${hc.name}`;
 

@@ -44,7 +44,12 @@ export function decide(state: LifecycleState, observation: Observation, now: num
 }
 
 /** The step that ends a life from any phase before Draining: drain a registered node, else terminate. */
-export function endLife(state: LifecycleState, end: EndReason, now: number): Step {
+/**
+ * `graceFrom` (epoch ms) is when the deletion was asked for: Karpenter's
+ * terminationGracePeriod runs from the NodeClaim's deletionTimestamp, not from when the
+ * workflow noticed it. Defaults to now.
+ */
+export function endLife(state: LifecycleState, end: EndReason, now: number, graceFrom: number = now): Step {
   switch (state.phase) {
     case 'Pending':
     case 'Launching':
@@ -54,7 +59,7 @@ export function endLife(state: LifecycleState, end: EndReason, now: number): Ste
     case 'Registered':
     case 'Initialized': {
       // A node that never became healthy has nothing worth a grace period: force it.
-      const deadline = end.kind === 'notReady' ? now : state.claim.terminationGraceMs === undefined ? null : now + state.claim.terminationGraceMs;
+      const deadline = end.kind === 'notReady' ? now : state.claim.terminationGraceMs === undefined ? null : Math.min(graceFrom, now) + state.claim.terminationGraceMs;
       const next: StateOf<'Draining'> = { phase: 'Draining', instance: state.instance, nodeName: state.nodeName, end, stage: 'begin', deadline, backoffMs: INITIAL_BACKOFF_MS };
       return { state: next, action: { kind: 'beginDrain', reason: describeEnd(end) } };
     }
@@ -150,7 +155,7 @@ function comingUp(state: StateOf<'Launched' | 'Registered'>, o: Observation, now
   switch (o.kind) {
     case 'claimSeen': {
       const end = claimEnding(o);
-      return end ? endLife(state, end, now) : { state, action: review };
+      return end ? endLife(state, end, now, o.deletedAt) : { state, action: review };
     }
     case 'woken':
       return { state, action: { kind: 'observe', reviewCsrs: false } };
@@ -170,7 +175,7 @@ function initialized(state: StateOf<'Initialized'>, o: Observation, now: number,
       return { state, action: { kind: 'observe', reviewCsrs: o.csr } };
     case 'claimSeen': {
       const end = claimEnding(o) ?? (o.nodeExists ? undefined : ({ kind: 'deleted', by: 'node' } as const));
-      return end ? endLife(state, end, now) : steady(state, now, s);
+      return end ? endLife(state, end, now, o.deletedAt) : steady(state, now, s);
     }
     case 'disruptRequested':
       return endLife(state, { kind: 'disrupted', reason: o.reason }, now);

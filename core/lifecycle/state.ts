@@ -75,7 +75,15 @@ export const ObservationSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('launched'), instance }),
   z.object({ kind: z.literal('registration'), registered: z.boolean(), nodeName: z.string().optional(), denied: z.array(z.string()) }),
   z.object({ kind: z.literal('initialization'), initialized: z.boolean(), blocker: z.string().optional(), ready: ReadySchema.optional() }),
-  z.object({ kind: z.literal('claimSeen'), gone: z.boolean(), deleting: z.boolean(), nodeExists: z.boolean(), nodeDeleting: z.boolean() }),
+  z.object({
+    kind: z.literal('claimSeen'),
+    gone: z.boolean(),
+    deleting: z.boolean(),
+    nodeExists: z.boolean(),
+    nodeDeleting: z.boolean(),
+    /** epoch ms: the claim's (else its Node's) deletionTimestamp, where the grace period starts */
+    deletedAt: z.number().optional(),
+  }),
   /** a wait ended: its timer fired, or a signal arrived (`csr`: a CSR naming the node was created) */
   z.object({ kind: z.literal('woken'), by: z.enum(['timer', 'event']), csr: z.boolean() }),
   z.object({ kind: z.literal('disruptRequested'), reason: z.string() }),

@@ -184,8 +184,14 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
         if (wf.workflowId.startsWith(claimPrefix)) ownClaims.add(wf.workflowId.slice(claimPrefix.length));
         await t.client.workflow.getHandle(wf.workflowId, wf.runId).terminate('test harness closing').catch(() => undefined);
       }
-      // …nor its NodeClaims: the next test file's watcher would adopt them (the guest is shared)
-      // and keep launching for a class whose network it cannot see.
+      // …nor its NodePools and node class: their pods, still Pending, would make the next test
+      // file's provisioner create claims for a network it cannot see (the guest is shared)…
+      const pools = (await guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools' })) as { items: { metadata: { name: string }; spec?: { template?: { spec?: { nodeClassRef?: { name?: string } } } } }[] };
+      for (const p of pools.items.filter((p) => p.spec?.template?.spec?.nodeClassRef?.name === nodeClassName)) {
+        await guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name: p.metadata.name }).catch(() => undefined);
+      }
+      await guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: nodeClassName }).catch(() => undefined);
+      // …nor its NodeClaims: the next test file's watcher would adopt them and keep launching.
       const left = (await claims.list()).filter((c) => ownClaims.has(c.metadata.name) || c.spec.nodeClassRef.name === nodeClassName);
       await forceDeleteNodeClaims(guest, left.map((c) => c.metadata.name));
       await fleet.stop();

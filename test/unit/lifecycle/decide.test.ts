@@ -122,6 +122,15 @@ describe('the NodeClaim lifecycle, as a transition table', () => {
     expect(without).toEqual(expect.objectContaining({ phase: 'Draining', deadline: null }));
   });
 
+  it('a deleted claim\'s grace period runs from its deletionTimestamp, not from when the workflow saw it', () => {
+    const seen = { kind: 'claimSeen', gone: false, deleting: true, nodeExists: true, nodeDeleting: false } as const;
+    expect(decide(withGrace(initialized, 10 * MIN), { ...seen, deletedAt: NOW - 4 * MIN }, NOW, settings).state).toEqual(expect.objectContaining({ phase: 'Draining', deadline: NOW + 6 * MIN }));
+    // histories from before deletedAt was read: from now, as they always did
+    expect(decide(withGrace(initialized, 10 * MIN), seen, NOW, settings).state).toEqual(expect.objectContaining({ phase: 'Draining', deadline: NOW + 10 * MIN }));
+    // a clock skewed ahead never extends the grace past now + period
+    expect(decide(withGrace(initialized, 10 * MIN), { ...seen, deletedAt: NOW + MIN }, NOW, settings).state).toEqual(expect.objectContaining({ deadline: NOW + 10 * MIN }));
+  });
+
   it.each([
     ['Karpenter\'s 10 s', 5_000, [1_000, 2_000, 4_000, 8_000, 10_000, 10_000]],
     ['the resync interval when longer', 15_000, [1_000, 2_000, 4_000, 8_000, 15_000, 15_000]],

@@ -48,4 +48,21 @@ describe('ResolutionCache', () => {
     await cache.resolve('a', c, input);
     expect(c.calls).toHaveLength(3);
   });
+
+  it('concurrent lookups of one class share one call (40 claims launching at once describe it once)', async () => {
+    const cache = new ResolutionCache(15_000, () => 0);
+    const c = cloud([]);
+    const all = await Promise.all(Array.from({ length: 40 }, () => cache.resolve('a', c, input)));
+    expect(c.calls).toHaveLength(1);
+    expect(all.every((r) => r === all[0])).toBe(true);
+  });
+
+  it('a failed shared call fails every waiter, and the next lookup asks again', async () => {
+    const cache = new ResolutionCache(15_000, () => 0);
+    let calls = 0;
+    const failing = { resolveNodeClass: async () => { calls++; if (calls === 1) throw new Error('throttled'); return { ready: true, conditions: [] } as unknown as Resolution; } };
+    await expect(Promise.all([cache.resolve('a', failing, input), cache.resolve('a', failing, input)])).rejects.toThrow('throttled');
+    expect(calls).toBe(1);
+    expect((await cache.resolve('a', failing, input)).ready).toBe(true);
+  });
 });

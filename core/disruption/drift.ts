@@ -1,0 +1,62 @@
+import { compatible, requirementsFromLabels, type Requirements } from '../scheduling/requirements';
+import { NODEPOOL_HASH_ANNOTATION, NODEPOOL_HASH_VERSION_ANNOTATION } from '../provisioning/nodeclaims';
+
+// Drift (karpenter.md §1.5 "Drift method", §2.7): a claim whose NodePool template, node
+// class or resolved cloud resources moved on since it launched. Pure; the activity gathers
+// the facts. Karpenter's order: the pool's static fields, then its requirements, then the
+// cloud provider's checks (AMI, subnet, security groups, the node class hash).
+
+export const NODECLASS_HASH_ANNOTATION = 'karpenter.k8s.aws/ec2nodeclass-hash';
+export const NODECLASS_HASH_VERSION_ANNOTATION = 'karpenter.k8s.aws/ec2nodeclass-hash-version';
+
+export type DriftReasonCode = 'NodePoolDrifted' | 'RequirementsDrifted' | 'AMIDrift' | 'SubnetDrift' | 'SecurityGroupDrift' | 'NodeClassDrifted';
+
+export interface DriftFacts {
+  claim: {
+    annotations: Readonly<Record<string, string>>;
+    labels: Readonly<Record<string, string>>;
+    /** what the instance runs, when known */
+    imageId?: string;
+    subnetId?: string;
+    securityGroupIds?: readonly string[];
+  };
+  pool: { hash: string; hashVersion: string; requirements: Requirements };
+  /** what the claim's node class resolves to now (its status); undefined when it cannot be read */
+  nodeClass?: { hash?: string; hashVersion?: string; amis: readonly string[]; subnets: readonly string[]; securityGroups: readonly string[] };
+}
+
+export interface Drift {
+  reason: DriftReasonCode;
+  message: string;
+}
+
+const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && [...a].sort().every((v, i) => v === [...b].sort()[i]);
+
+/** Why this claim has drifted, or undefined when it has not (or the facts to tell are missing). */
+export function driftOf(f: DriftFacts): Drift | undefined {
+  const stamped = f.claim.annotations[NODEPOOL_HASH_ANNOTATION];
+  // a hash of another version was computed differently: not drift (Karpenter re-stamps it)
+  if (stamped !== undefined && f.claim.annotations[NODEPOOL_HASH_VERSION_ANNOTATION] === f.pool.hashVersion && stamped !== f.pool.hash) {
+    return { reason: 'NodePoolDrifted', message: `the NodePool's template changed (hash ${stamped} → ${f.pool.hash})` };
+  }
+  const fits = compatible(requirementsFromLabels(f.claim.labels), f.pool.requirements);
+  if (!fits.ok) return { reason: 'RequirementsDrifted', message: `the node no longer meets the NodePool's requirements: ${fits.reason}` };
+  const nc = f.nodeClass;
+  if (nc === undefined) return undefined;
+  if (f.claim.imageId !== undefined && nc.amis.length > 0 && !nc.amis.includes(f.claim.imageId)) {
+    return { reason: 'AMIDrift', message: `the node runs ${f.claim.imageId}; its node class now resolves to ${nc.amis.join(', ')}` };
+  }
+  if (f.claim.subnetId !== undefined && nc.subnets.length > 0 && !nc.subnets.includes(f.claim.subnetId)) {
+    return { reason: 'SubnetDrift', message: `the node is in ${f.claim.subnetId}, no longer one of its node class's subnets` };
+  }
+  if (f.claim.securityGroupIds !== undefined && nc.securityGroups.length > 0 && !sameSet(f.claim.securityGroupIds, nc.securityGroups)) {
+    return { reason: 'SecurityGroupDrift', message: `the node has security groups ${[...f.claim.securityGroupIds].sort().join(', ')}; its node class now has ${[...nc.securityGroups].sort().join(', ')}` };
+  }
+  const classHash = f.claim.annotations[NODECLASS_HASH_ANNOTATION];
+  if (classHash !== undefined && nc.hash !== undefined && f.claim.annotations[NODECLASS_HASH_VERSION_ANNOTATION] === nc.hashVersion && classHash !== nc.hash) {
+    return { reason: 'NodeClassDrifted', message: `the EC2NodeClass changed (hash ${classHash} → ${nc.hash})` };
+  }
+  return undefined;
+}
+
+export { NODEPOOL_HASH_ANNOTATION, NODEPOOL_HASH_VERSION_ANNOTATION };
