@@ -55,6 +55,23 @@ async function everyInstance(ec2: EC2Client): Promise<{ id: string; owner: strin
   return (out.Reservations ?? []).flatMap((r) => (r.Instances ?? []).map((i) => ({ id: i.InstanceId ?? '', owner: r.OwnerId ?? '', tags: Object.fromEntries((i.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? ''])) })));
 }
 
+/** What a cluster that did not get its pods Running shows: claims, pods, pool, class, instances. */
+async function explain(c: Cluster): Promise<void> {
+  const say = (line: string) => process.stderr.write(`[cluster ${c.key}] ${line}\n`);
+  const claims = (await c.guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' }).catch((e: unknown) => ({ error: String(e) }))) as unknown;
+  say(`NodeClaims: ${JSON.stringify(claims).slice(0, 3000)}`);
+  const pods = await c.guest.core.listPodForAllNamespaces().catch(() => undefined);
+  for (const p of pods?.items ?? []) say(`pod ${p.metadata?.namespace}/${p.metadata?.name}: ${p.status?.phase} ${JSON.stringify(p.status?.conditions ?? [])}`);
+  const events = await c.guest.core.listEventForAllNamespaces().catch(() => undefined);
+  for (const e of (events?.items ?? []).slice(-30)) say(`event ${e.involvedObject.kind}/${e.involvedObject.name}: ${e.reason}: ${e.message}`);
+  for (const plural of ['nodepools', 'ec2nodeclasses']) {
+    const group = plural === 'nodepools' ? 'karpenter.sh' : 'karpenter.k8s.aws';
+    say(`${plural}: ${JSON.stringify(await c.guest.customObjects.listClusterCustomObject({ group, version: 'v1', plural }).catch((e: unknown) => String(e))).slice(0, 3000)}`);
+  }
+  say(`instances: ${JSON.stringify(await everyInstance(c.ec2).catch((e: unknown) => String(e)))}`);
+  say(`nodes: ${JSON.stringify((await c.guest.core.listNode().catch(() => undefined))?.items.map((n) => n.metadata?.name))}`);
+}
+
 describe('two hosted clusters at once, with different roles, and a broken third (real stack, two guest API servers)', () => {
   const stack = loadStackInfo();
   const id = randomUUID().slice(0, 6);
@@ -116,6 +133,9 @@ describe('two hosted clusters at once, with different roles, and a broken third 
         bootstrap: async () => (await bootstrap()).kubeConfig,
         shapeOf: launchedNodeShapes(c.hc.region),
         pollMs: 500,
+        onEvent: (e) => {
+          if (e.type === 'failed') process.stderr.write(`[cluster ${c.key}] simulated kubelet on ${e.instanceId} failed: ${String(e.error)}\n`);
+        },
       });
       c.fleet.start();
     }
@@ -163,7 +183,12 @@ describe('two hosted clusters at once, with different roles, and a broken third 
       });
       await aPoolWithWorkload(c.guest, w);
     }
-    for (const c of clusters) await eventually(`cluster ${c.key}'s workload Running`, () => allPodsRunning(c.guest, workloadOf(c).namespace, 2), 240_000);
+    for (const c of clusters) {
+      await eventually(`cluster ${c.key}'s workload Running`, () => allPodsRunning(c.guest, workloadOf(c).namespace, 2), 240_000).catch(async (err: unknown) => {
+        await explain(c);
+        throw err;
+      });
+    }
 
     for (const c of clusters) {
       const other = clusters.find((o) => o !== c);
