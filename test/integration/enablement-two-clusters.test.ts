@@ -27,6 +27,7 @@ import { disableCluster, enableCluster, type ClusterCommandDeps } from '../../st
 import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
 import { type EnablementStatus } from '../../workflows/enablement';
 import { aPoolWithWorkload, allPodsRunning, conditionOf, readHostedCluster, roleEc2ClientFactory, runningWorkflowsOf, workflowStatus } from '../support/enablement';
+import { installCrds } from '../support/crds';
 import { eventually } from '../support/eventually';
 import { forceDeleteNodeClaims } from '../support/lifecycle';
 import { loadStackInfo } from '../support/stack';
@@ -102,6 +103,7 @@ describe('two hosted clusters at once, with different roles, and a broken third 
     guestB = await startExtraGuest(stack, { name: `guest-b-${id}`, log: (line) => process.stderr.write(`[guest-b] ${line}\n`) });
     clusters = [aCluster('a', '123456789012', stack.guest.kubeconfigPath), aCluster('b', '210987654321', guestB.kubeconfigPath)];
     const [a] = clusters;
+    await installCrds(stack.guest.kubeconfigPath);
     // the shared guest is cluster a's alone while this runs (a teardown deletes every NodeClaim in it)
     if (a) await forceDeleteNodeClaims(a.guest, (await nodeClaimsIn(a.guest)).map((c) => c.metadata.name));
     for (const [i, c] of clusters.entries()) {
@@ -143,7 +145,7 @@ describe('two hosted clusters at once, with different roles, and a broken third 
   });
 
   afterAll(async () => {
-    for (const hc of [...clusters.map((c) => c.hc), broken]) {
+    for (const hc of t ? [...clusters.map((c) => c.hc), broken] : []) {
       if ((await workflowStatus(t.client, enablementWorkflowId(hc)).catch(() => undefined)) === 'RUNNING') await t.client.workflow.getHandle(enablementWorkflowId(hc)).terminate('test over');
     }
     // the broken cluster's finalizer: nothing could ever be set up in a guest nobody serves
