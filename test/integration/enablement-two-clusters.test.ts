@@ -105,7 +105,8 @@ describe('two hosted clusters at once, with different roles, and a broken third 
     const [a] = clusters;
     await installCrds(stack.guest.kubeconfigPath);
     // the shared guest is cluster a's alone while this runs (a teardown deletes every NodeClaim in it)
-    if (a) await forceDeleteNodeClaims(a.guest, (await nodeClaimsIn(a.guest)).map((c) => c.metadata.name));
+    // (just-installed CRDs answer 429 "storage is (re)initializing" for a moment)
+    if (a) await forceDeleteNodeClaims(a.guest, (await eventually('NodeClaims served by the shared guest', () => nodeClaimsIn(a.guest), 30_000)).map((c) => c.metadata.name));
     for (const [i, c] of clusters.entries()) {
       // each network in its role's account: what the role creates lands there (moto models accounts)
       await createClusterNetwork(c.ec2, { clusterName: c.hc.infraID, zones: ['us-east-1a', 'us-east-1b'], octet: 20 + i * 100 + Math.floor(Math.random() * 80) });
