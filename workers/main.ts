@@ -1,10 +1,13 @@
 import { KubeConfig } from '@kubernetes/client-node';
+import { Command } from 'commander';
 import {
   createAssumeRoleCredentialsFactory, createEc2ClientFactory, createPricingClientFactory, createSsmClientFactory, createStsClientFactory, endpointPolicyFromEnv, type ClusterCredentialsProvider,
 } from '../activities/cloud';
 import { managementSecretResolver, staticClusterResolver, type ClusterResolver } from '../activities/cluster';
 import { kubeClientsFromConfig, type KubeClients } from '../activities/kube/clients';
 import { parseWorkerConfig, type WorkerConfig } from './config';
+import { parseFeatureGates, type FeatureGates } from './feature-gates';
+import { startManagementWatch } from './management-watch';
 import { connectClient, connectWorker } from './temporal-connection';
 import { createAutonodeWorkers, runWorkers } from './workers';
 
@@ -75,7 +78,23 @@ export function managementFromConfig(config: WorkerConfig): KubeClients | undefi
   return kubeClientsFromConfig(kc);
 }
 
-export async function main(): Promise<void> {
+/**
+ * The worker's command line: `--feature-gates=Autoprovision=true` (Kubernetes style; the
+ * environment's AUTONODE_FEATURE_GATES is the same for `npm start` and tests, and the flag
+ * wins when both are given). Everything else is configured by the environment (config.ts).
+ */
+export function parseWorkerArgs(argv: readonly string[], env: NodeJS.ProcessEnv): { featureGates: FeatureGates } {
+  const program = new Command('autonode-worker')
+    .description('autonode Temporal workers (configured by the environment: TEMPORAL_ADDRESS, AUTONODE_MANAGEMENT_KUBECONFIG, …)')
+    .option('--feature-gates <gates>', 'comma-separated <Gate>=true|false; known gates: Autoprovision (default false)')
+    .exitOverride()
+    .parse([...argv], { from: 'node' });
+  const flag = program.opts<{ featureGates?: string }>().featureGates;
+  return { featureGates: flag !== undefined ? parseFeatureGates(flag) : parseFeatureGates(env.AUTONODE_FEATURE_GATES, 'AUTONODE_FEATURE_GATES') };
+}
+
+export async function main(argv: readonly string[] = process.argv): Promise<void> {
+  const { featureGates } = parseWorkerArgs(argv, process.env);
   const config = parseWorkerConfig(process.env);
   const temporal = { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE };
   const connection = await connectWorker(temporal);
@@ -92,6 +111,8 @@ export async function main(): Promise<void> {
     run: config.AUTONODE_WORKER_QUEUES,
     taskQueues: { control: config.AUTONODE_TASK_QUEUE_CONTROL, cloud: config.AUTONODE_TASK_QUEUE_CLOUD, packing: config.AUTONODE_TASK_QUEUE_PACKING },
   });
+  // the management watch: starts enablement for spec.autoNode with the gate on, reports the gate off otherwise
+  if (management) await startManagementWatch(client, { autoprovision: featureGates.Autoprovision, taskQueues: { control: config.AUTONODE_TASK_QUEUE_CONTROL, cloud: config.AUTONODE_TASK_QUEUE_CLOUD, packing: config.AUTONODE_TASK_QUEUE_PACKING } });
   await runWorkers(workers);
   await client.connection.close();
   await connection.close();

@@ -9,6 +9,7 @@ import { createProvisionerActivities } from '../activities/provisioner/activity'
 import { createGcActivities } from '../activities/gc/activity';
 import { createEnablementActivities } from '../activities/enablement/activity';
 import { createDisruptionActivities } from '../activities/disruption/activity';
+import { createManagementWatchActivities } from '../activities/enablement/management-watch';
 import { type KubeClients } from '../activities/kube/clients';
 import { defaultTaskQueues, type NodeClaimWorkflowInput, type TaskQueues } from '../core/lifecycle';
 import { type Client } from '@temporalio/client';
@@ -58,6 +59,7 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
     }),
     ...createDisruptionActivities({ resolve: options.resolve }),
     ...(options.management ? createEnablementActivities({ management: options.management, resolve: options.resolve, temporal: options.client }) : {}),
+    ...(options.management ? createManagementWatchActivities({ management: options.management, temporal: options.client }) : {}),
   };
   const cloudQueueActivities = { ...cloudActivities, ...legacy.cloud, ...createGcActivities({ resolve: options.resolve }) };
   const queues = options.taskQueues ?? defaultTaskQueues;

@@ -5,3 +5,4 @@ export { watchWorkflow } from './watch';
 export { provisionerWorkflow } from './provisioner';
 export { enablementWorkflow } from './enablement';
 export { disruptionWorkflow } from './disruption';
+export { managementWatchWorkflow } from './management-watch';

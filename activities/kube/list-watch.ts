@@ -24,7 +24,8 @@ export interface ListWatchOptions {
 
 const ListSchema = z.object({
   metadata: z.object({ resourceVersion: z.string() }),
-  items: z.array(z.object({ metadata: z.object({ name: z.string() }) }).passthrough()),
+  // passthrough at both levels: a handler reads more of an item's metadata than its name (namespace, uid, deletionTimestamp)
+  items: z.array(z.object({ metadata: z.object({ name: z.string() }).passthrough() }).passthrough()),
 });
 const ObjectMetaSchema = z.object({ metadata: z.object({ resourceVersion: z.string().optional() }).optional() }).passthrough();
 

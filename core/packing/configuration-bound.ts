@@ -100,7 +100,7 @@ function requirementsModel(input: PackingInput): PatternProblem {
   const dims = new Dims(names);
   const pools = buildPools(input.nodePools, dims, daemonModels(input.daemonSets, dims));
   const poolTypes = pools.flatMap((pool) => pool.types.filter((type) => type.offerings.length > 0).map((type) => ({ pool, type })));
-  const context: ClassBuildContext = { dims, pools, compatCache: new Map() };
+  const context: ClassBuildContext = { dims, pools, compatCache: new Map(), shapes: new Map() };
   const items = new Map<string, { requests: Vec; count: number; admitted: Uint8Array }>();
   input.pods.forEach((pod, i) => {
     const admitted = new Uint8Array(poolTypes.length);

@@ -12,6 +12,9 @@ import { LOCAL_RELEASE_IMAGE, createLocalHostedCluster } from './hosted-cluster'
 import { enablementWorkflowId, provisionerWorkflowId, watchWorkflowId, type ClusterRef } from '../../core/lifecycle';
 import { connectClient, connectWorker } from '../../workers/temporal-connection';
 import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
+import { parseFeatureGates } from '../../workers/feature-gates';
+import { startManagementWatch } from '../../workers/management-watch';
+import { MANAGEMENT_WATCH_WORKFLOW_ID } from '../../core/enablement/management-watch';
 import { instanceUserData, SimulatedKubeletFleet } from '../simkubelet';
 import { type StackInfo } from '../stack/types';
 import { join } from 'node:path';
@@ -78,6 +81,10 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
   });
   const running = runWorkers(workers);
   log('workers polling autonode-control, autonode-cloud and autonode-packing');
+  // as workers/main.ts does: AUTONODE_FEATURE_GATES=Autoprovision=true lets spec.autoNode alone enable a cluster
+  const { Autoprovision } = parseFeatureGates(process.env.AUTONODE_FEATURE_GATES, 'AUTONODE_FEATURE_GATES');
+  await startManagementWatch(client, { autoprovision: Autoprovision });
+  log(`management watch ${MANAGEMENT_WATCH_WORKFLOW_ID}: Autoprovision feature gate ${Autoprovision ? 'on (spec.autoNode enables a HostedCluster)' : 'off (only `autonode enable` does; set AUTONODE_FEATURE_GATES=Autoprovision=true)'}`);
 
   const cloud = createEc2CloudProvider({ ec2, cluster: { name: hc.infraID, region: hc.region } });
   // every machine boots from its userData: the Ignition config the enablement reconciled into its EC2NodeClass

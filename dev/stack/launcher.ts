@@ -163,14 +163,14 @@ export async function startStack(options: StartStackOptions = {}): Promise<Local
   }
 }
 
-function etcdProcess(binaries: StackBinaries, dir: string, logDir: string, ports: Ports): ManagedProcess {
+export function etcdProcess(binaries: StackBinaries, dir: string, logDir: string, ports: Pick<Ports, 'etcdClient' | 'etcdPeer'>, name = 'etcd'): ManagedProcess {
   const client = `http://127.0.0.1:${ports.etcdClient}`;
   const peer = `http://127.0.0.1:${ports.etcdPeer}`;
   return new ManagedProcess({
-    name: 'etcd',
+    name,
     command: binaries.etcd,
     args: [
-      `--data-dir=${join(dir, 'etcd')}`,
+      `--data-dir=${join(dir, name)}`,
       `--listen-client-urls=${client}`,
       `--advertise-client-urls=${client}`,
       `--listen-peer-urls=${peer}`,
@@ -180,7 +180,7 @@ function etcdProcess(binaries: StackBinaries, dir: string, logDir: string, ports
       '--unsafe-no-fsync=true',
       '--log-level=warn',
     ],
-    logFile: join(logDir, 'etcd.log'),
+    logFile: join(logDir, `${name}.log`),
     ready: () => answers200(`${client}/health`),
     startTimeoutMs: 60_000,
   });
@@ -191,22 +191,25 @@ function etcdProcess(binaries: StackBinaries, dir: string, logDir: string, ports
  * client CA but its own approver is off (`-csrapproving`), so only autonode can approve a
  * kubelet's certificate. Each component runs as its own least-privileged identity.
  */
-async function guestNodeComponents(o: {
+export async function guestNodeComponents(o: {
   binaries: StackBinaries;
   dir: string;
   logDir: string;
-  ports: Ports;
+  ports: Pick<Ports, 'scheduler' | 'controllerManager' | 'kwok'>;
   pki: ClusterPki;
   server: string;
   adminKubeconfig: string;
+  /** the cluster's name in file, log and process names (default `guest`; a second guest needs its own) */
+  name?: string;
 }): Promise<ManagedProcess[]> {
+  const name = o.name ?? 'guest';
   const identity = (user: string) =>
-    writeIdentityKubeconfig({ pki: o.pki, server: o.server, clusterName: 'guest', user, path: join(o.dir, 'guest', `${user.replace(/:/g, '-')}.kubeconfig`) });
+    writeIdentityKubeconfig({ pki: o.pki, server: o.server, clusterName: name, user, path: join(o.dir, name, `${user.replace(/:/g, '-')}.kubeconfig`) });
   const kcm = await identity('system:kube-controller-manager');
   const scheduler = await identity('system:kube-scheduler');
   return [
     new ManagedProcess({
-      name: 'kube-controller-manager-guest',
+      name: `kube-controller-manager-${name}`,
       command: o.binaries.kubeControllerManager,
       args: [
         `--kubeconfig=${kcm}`,
@@ -225,15 +228,15 @@ async function guestNodeComponents(o: {
         '--leader-elect=false',
         '--bind-address=127.0.0.1',
         `--secure-port=${o.ports.controllerManager}`,
-        `--cert-dir=${join(o.dir, 'guest', 'kcm-serving')}`,
+        `--cert-dir=${join(o.dir, name, 'kcm-serving')}`,
         '--v=1',
       ],
-      logFile: join(o.logDir, 'kube-controller-manager-guest.log'),
+      logFile: join(o.logDir, `kube-controller-manager-${name}.log`),
       ready: () => answers200(`https://127.0.0.1:${o.ports.controllerManager}/healthz`, { insecure: true }),
       startTimeoutMs: 90_000,
     }),
     new ManagedProcess({
-      name: 'kube-scheduler-guest',
+      name: `kube-scheduler-${name}`,
       command: o.binaries.kubeScheduler,
       args: [
         `--kubeconfig=${scheduler}`,
@@ -245,15 +248,15 @@ async function guestNodeComponents(o: {
         // binds and marks pods Unschedulable at a real control plane's pace (default 50 QPS)
         '--kube-api-qps=200',
         '--kube-api-burst=400',
-        `--cert-dir=${join(o.dir, 'guest', 'scheduler-serving')}`,
+        `--cert-dir=${join(o.dir, name, 'scheduler-serving')}`,
         '--v=1',
       ],
-      logFile: join(o.logDir, 'kube-scheduler-guest.log'),
+      logFile: join(o.logDir, `kube-scheduler-${name}.log`),
       ready: () => answers200(`https://127.0.0.1:${o.ports.scheduler}/healthz`, { insecure: true }),
       startTimeoutMs: 90_000,
     }),
     new ManagedProcess({
-      name: 'kwok-guest',
+      name: `kwok-${name}`,
       command: o.binaries.kwok,
       args: [
         `--kubeconfig=${o.adminKubeconfig}`,
@@ -268,7 +271,7 @@ async function guestNodeComponents(o: {
         '--node-lease-duration-seconds=40',
         `--server-address=127.0.0.1:${o.ports.kwok}`,
       ],
-      logFile: join(o.logDir, 'kwok-guest.log'),
+      logFile: join(o.logDir, `kwok-${name}.log`),
       ready: () => answers200(`http://127.0.0.1:${o.ports.kwok}/healthz`),
       startTimeoutMs: 60_000,
     }),

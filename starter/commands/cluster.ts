@@ -10,7 +10,8 @@ import { z } from 'zod';
 import { HOSTED_CLUSTERS } from '../../activities/enablement/activity';
 import { kubeClientsFromConfig, type KubeClients } from '../../activities/kube/clients';
 import { apiStatus } from '../../activities/kube/errors';
-import { parseRoleArn } from '../../core/hostedcluster';
+import { FEATURE_GATE_DISABLED_REASON } from '../../core/enablement/management-watch';
+import { HostedClusterSchema, parseRoleArn } from '../../core/hostedcluster';
 import { defaultTaskQueues, enablementWorkflowId } from '../../core/lifecycle';
 import { connectClient } from '../../workers/temporal-connection';
 import type { EnablementStatus } from '../../workflows/enablement';
@@ -124,6 +125,19 @@ async function waitFor(deps: ClusterCommandDeps, hc: { namespace: string; name: 
   throw new Error(`${hc.namespace}/${hc.name} did not finish enabling in time; see autonode status ${hc.namespace}/${hc.name}`);
 }
 
+/**
+ * A named cluster without an enablement workflow: say why, from the HostedCluster (not
+ * found; spec.autoNode set but the workers' Autoprovision gate off, as the management
+ * watch reported on it).
+ */
+async function whyNotRunning(deps: ClusterCommandDeps, hc: { namespace: string; name: string }): Promise<EnablementStatus['problems']> {
+  const read = HostedClusterSchema.safeParse(await readHostedCluster(deps.management, hc));
+  const enabled = read.data?.status?.conditions?.find((c) => c.type === 'AutoNodeEnabled');
+  if (read.data?.spec?.autoNode === undefined) return [];
+  if (enabled?.reason === FEATURE_GATE_DISABLED_REASON) return [{ field: 'spec.autoNode', reason: enabled.reason, message: enabled.message ?? '' }];
+  return [{ field: 'spec.autoNode', reason: 'NotRunning', message: `spec.autoNode is set but no enablement workflow runs: run \`autonode enable ${hc.namespace}/${hc.name} --role-arn <arn>\`, or the workers with --feature-gates=Autoprovision=true` }];
+}
+
 function progressLine(s: EnablementStatus): string {
   const steps = s.steps.map((step) => `${step.ok ? '✓' : '✗'} ${step.step}: ${step.detail}`).join('\n  ');
   const problems = s.problems.map((p) => `${p.field}: ${p.reason}: ${p.message}`).join('\n  ');
@@ -148,8 +162,8 @@ export async function clusterStatus(deps: ClusterCommandDeps, ref: string | unde
       const description = await handle.describe();
       rows.push({ ...status, startedAt: description.startTime.toISOString() });
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) rows.push({ hostedCluster: `${hc.namespace}/${hc.name}`, phase: 'Disabled', steps: [], problems: [] });
-      else throw err;
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      rows.push({ hostedCluster: `${hc.namespace}/${hc.name}`, phase: 'Disabled', steps: [], problems: await whyNotRunning(deps, hc) });
     }
   }
   if (output === 'json') {

@@ -20,12 +20,11 @@ import { solve, type PackingInput } from '../../core/packing';
 import { karpenterLoop } from '../../core/packing/baseline/karpenter-loop';
 import { startStack } from '../../dev/stack/launcher';
 import { nodesOfBaseline, nodesOfPlan, realise, type PlannedNode, type RealiseOptions } from '../support/realise';
-import { karpenterMix, topologyHeavy } from './generators';
+import { topologyHeavy } from './generators';
 import { karpenterExact } from './karpenter-exact';
 
 const scenarios: Record<string, (pods: number) => PackingInput> = {
   'karpenter-exact': (n) => karpenterExact(n),
-  'karpenter-mix': (n) => karpenterMix(n),
   'topology-heavy': (n) => topologyHeavy(n),
 };
 

@@ -71,6 +71,19 @@ describe('listWatch', () => {
     await r.done;
   });
 
+  it('hands listed items over whole: their metadata beyond the name (namespace, uid, deletionTimestamp) too', async () => {
+    const w = new ScriptedWatch();
+    const item = { metadata: { name: 'dev', namespace: 'clusters', uid: 'u-1', deletionTimestamp: '2026-01-01T00:00:00Z', resourceVersion: '5' }, spec: { x: 1 } };
+    const r = run(w, [{ items: [item], rv: '10' }]);
+    try {
+      await until(() => r.events.length === 1);
+      expect(r.events[0]).toBe(`ADDED ${JSON.stringify(item)}`);
+    } finally {
+      r.abort.abort();
+      await r.done;
+    }
+  });
+
   it('resumes from the last resourceVersion seen (bookmarks included) when a stream closes', async () => {
     const w = new ScriptedWatch();
     const r = run(w, [{ items: [], rv: '10' }]);
