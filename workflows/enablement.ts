@@ -4,12 +4,14 @@ import {
   continueAsNew,
   defineQuery,
   defineSignal,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { autonodeKubeconfigSecret } from '../core/hostedcluster/secrets';
 import type { EnablementActivities, HostedClusterRef, Observation } from '../activities/enablement/activity';
 import { TaskQueuesSchema, defaultTaskQueues, durationToMs, type ClusterRef, type ConditionUpdate, type TaskQueues } from '../core/lifecycle';
 import { AutoNodeCluster, AutoNodePhase } from './search-attributes';
@@ -95,8 +97,10 @@ export async function enablementWorkflow(input: EnablementWorkflowInput): Promis
     reportHostedCluster({ hostedCluster, conditions, ...(generation === undefined ? {} : { generation }), ...(withCounts && cluster ? { cluster } : {}) });
   phase('Validating');
 
+  let lastSeen: Observation | undefined;
   for (;;) {
     const observed: Observation = await observeHostedCluster({ hostedCluster });
+    lastSeen = observed;
     const leaving = disable !== undefined || observed.state === 'gone' || observed.state === 'notConfigured' || ('deleting' in observed && observed.deleting);
     if (leaving) break;
 
@@ -160,6 +164,15 @@ export async function enablementWorkflow(input: EnablementWorkflowInput): Promis
     if (disable === undefined && (info.continueAsNewSuggested || info.historyLength > 2_000)) {
       await continueAsNew<typeof enablementWorkflow>({ ...input, carried: { ...(cluster ? { cluster } : {}), ...(tokenExpiresAt ? { tokenExpiresAt } : {}), ...(tokenRenewAfter ? { tokenRenewAfter } : {}), started } });
     }
+  }
+
+  // A teardown-only run (the HostedCluster deleted while no enablement ran for it, its
+  // finalizer still there) has set nothing up itself: its cluster is the one the spec names,
+  // acting through the identity Secret an earlier run wrote — else its instances would leak.
+  if (cluster === undefined && lastSeen?.state === 'ok' && patched('teardown-cluster-from-spec')) {
+    const { config } = lastSeen;
+    cluster = { name: config.infraID, region: config.region, credentialsRef: config.roleARN, kubeconfigSecret: autonodeKubeconfigSecret(hostedCluster) };
+    status.cluster = cluster.name;
   }
 
   // Teardown: no new capacity, every claim drained and terminated, then autonode leaves.

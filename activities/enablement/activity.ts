@@ -34,7 +34,8 @@ export type HostedClusterRef = z.infer<typeof HostedClusterRefSchema>;
 /** HyperShift publishes the guest's admin kubeconfig as `<name>-admin-kubeconfig` in the HostedCluster's namespace. */
 export const adminKubeconfigSecret = (hc: HostedClusterRef) => ({ namespace: hc.namespace, name: `${hc.name}-admin-kubeconfig`, key: 'kubeconfig' });
 /** autonode's own guest identity, for the workers (ClusterRef.kubeconfigSecret) */
-export const autonodeKubeconfigSecret = (hc: HostedClusterRef) => ({ namespace: hc.namespace, name: `${hc.name}-autonode-kubeconfig`, key: 'kubeconfig' });
+export { autonodeKubeconfigSecret } from '../../core/hostedcluster/secrets';
+import { autonodeKubeconfigSecret } from '../../core/hostedcluster/secrets';
 /** the node bootstrap payload the enablement puts into every EC2NodeClass (HyperShift's ignition userData) */
 export const userDataSecret = (hc: HostedClusterRef) => ({ namespace: hc.namespace, name: `${hc.name}-autonode-user-data`, key: 'value' });
 

@@ -1,3 +1,4 @@
 export * from './schema';
 export * from './role-arn';
 export * from './validate';
+export * from './secrets';
