@@ -104,7 +104,15 @@ export function guideNewClaimsMutating(state: PackState, context: SolveContext, 
     for (const type of pool.types) if (type.offerings.length > 0 && canOpen(pool, type)) types.push({ pool, type });
   }
   if (queues.length === 0 || types.length === 0) return false;
-  const masks = queues.map((queue) => context.pools.map((pool) => maskFor(queue.podClass, pool)));
+  // Karpenter's weights: a class goes to the heaviest pools that can host it (and still open
+  // a node); pools of equal weight compete on price. Mixing weights by price sent a heavier
+  // pool's pods to a cheaper, lighter one — users weight pools to say which to use first.
+  const openPools = new Set(types.map((t) => t.pool.order));
+  const masks = queues.map((queue) => {
+    const all = context.pools.map((pool) => (openPools.has(pool.order) ? maskFor(queue.podClass, pool) : undefined));
+    const heaviest = Math.max(...context.pools.filter((pool) => all[pool.order] !== undefined).map((pool) => pool.weight));
+    return context.pools.map((pool) => (pool.weight === heaviest ? all[pool.order] : undefined));
+  });
   const generator = new PatternGenerator(
     {
       items: queues.map((queue) => ({ requests: queue.podClass.requests, count: remainingOf(queue) })),

@@ -114,7 +114,8 @@ describe('two hosted clusters at once, with different roles, and a broken third 
     }
     // the third cluster's admin kubeconfig names a guest nobody serves
     const unreachable = readFileSync(stack.guest.kubeconfigPath, 'utf8').replace(new URL(stack.guest.server).host, '127.0.0.1:9');
-    await createLocalHostedCluster(management, unreachable, broken);
+    // (its node userData cannot be made in a guest nobody serves: a placeholder, never booted)
+    await createLocalHostedCluster(management, unreachable, broken, { userData: '{"ignition":{"version":"3.4.0"}}' });
     t = await temporalHarness();
     workers = await createAutonodeWorkers({
       connection: t.connection,
