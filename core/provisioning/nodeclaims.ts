@@ -8,6 +8,8 @@ export const BATCH_LABEL = 'autonode.io/batch';
 export const NODEPOOL_HASH_ANNOTATION = 'karpenter.sh/nodepool-hash';
 export const NODEPOOL_HASH_VERSION_ANNOTATION = 'karpenter.sh/nodepool-hash-version';
 export const NODEPOOL_HASH_VERSION = 'v3';
+/** The $/h of the offering the plan chose for a claim: what `autonode status` sums (a launch may land on a cheaper one). */
+export const PLANNED_PRICE_ANNOTATION = 'autonode.io/planned-price';
 
 /** FNV-1a, 64 bits: a stable, dependency-free hash of a string (ids and drift hashes, not security). */
 export function fnv1a64(text: string): bigint {
@@ -183,7 +185,7 @@ export function claimManifest(claim: CompactClaim, template: ClaimTemplate, inst
     metadata: {
       name: claim.name,
       labels: { ...template.labels, [BATCH_LABEL]: batchId },
-      annotations: { ...template.annotations },
+      annotations: { ...template.annotations, ...(claim.price > 0 ? { [PLANNED_PRICE_ANNOTATION]: String(Math.round(claim.price * 1e6) / 1e6) } : {}) },
       ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: template.pool, uid: template.poolUid, blockOwnerDeletion: true }],
     },
     spec,

@@ -8,10 +8,11 @@ import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { type Command } from 'commander';
 import { z } from 'zod';
 import { HOSTED_CLUSTERS } from '../../activities/enablement/activity';
-import { kubeClientsFromConfig, type KubeClients } from '../../activities/kube/clients';
+import { kubeClientsFromConfig, kubeClientsFromKubeconfigString, type KubeClients } from '../../activities/kube/clients';
 import { apiStatus } from '../../activities/kube/errors';
 import { FEATURE_GATE_DISABLED_REASON } from '../../core/enablement/management-watch';
-import { HostedClusterSchema, parseRoleArn } from '../../core/hostedcluster';
+import { HostedClusterSchema, autonodeKubeconfigSecret, parseRoleArn } from '../../core/hostedcluster';
+import { PLANNED_PRICE_ANNOTATION } from '../../core/provisioning/nodeclaims';
 import { defaultTaskQueues, enablementWorkflowId } from '../../core/lifecycle';
 import { connectClient } from '../../workers/temporal-connection';
 import type { EnablementStatus } from '../../workflows/enablement';
@@ -144,6 +145,112 @@ function progressLine(s: EnablementStatus): string {
   return `[${s.phase}]${steps ? `\n  ${steps}` : ''}${problems ? `\n  ${problems}` : ''}`;
 }
 
+const GuestListSchema = z.object({
+  items: z.array(
+    z.object({
+      metadata: z.object({ name: z.string(), creationTimestamp: z.string().optional(), deletionTimestamp: z.string().optional(), labels: z.record(z.string(), z.string()).optional(), annotations: z.record(z.string(), z.string()).optional() }),
+      spec: z.object({ template: z.object({ spec: z.object({ nodeClassRef: z.object({ name: z.string() }).optional() }).optional() }).optional() }).passthrough().optional(),
+      status: z.object({ nodeName: z.string().optional(), conditions: z.array(z.object({ type: z.string(), status: z.string() })).optional(), resources: z.record(z.string(), z.string()).optional() }).passthrough().optional(),
+    }),
+  ),
+});
+type GuestItem = z.infer<typeof GuestListSchema>['items'][number];
+
+export interface ClaimRow {
+  name: string;
+  pool: string;
+  phase: string;
+  type: string;
+  zone: string;
+  capacityType: string;
+  /** the $/h of the offering the plan chose (annotation), when a plan made the claim */
+  pricePerHour?: number;
+  age: string;
+}
+
+export interface PoolRow {
+  name: string;
+  nodeClass: string;
+  nodes: string;
+  claims: number;
+  pricePerHour: number;
+}
+
+/** How long ago, as kubectl prints it (45s, 12m, 3h, 2d). */
+export function age(from: string | undefined, now: number): string {
+  const t = from ? Date.parse(from) : NaN;
+  if (Number.isNaN(t)) return '-';
+  const s = Math.max(0, Math.floor((now - t) / 1000));
+  return s < 120 ? `${s}s` : s < 7200 ? `${Math.floor(s / 60)}m` : s < 172800 ? `${Math.floor(s / 3600)}h` : `${Math.floor(s / 86400)}d`;
+}
+
+/** A NodeClaim's phase as its conditions tell it (Karpenter's order). */
+function claimPhase(c: GuestItem): string {
+  if (c.metadata.deletionTimestamp) return 'Deleting';
+  const has = (type: string) => c.status?.conditions?.some((x) => x.type === type && x.status === 'True') ?? false;
+  return has('Initialized') ? 'Initialized' : has('Registered') ? 'Registered' : has('Launched') ? 'Launched' : 'Pending';
+}
+
+/** The rows `autonode status <ns>/<name>` prints for a guest's NodePools and NodeClaims. */
+export function guestRows(pools: readonly GuestItem[], claims: readonly GuestItem[], now: number): { pools: PoolRow[]; claims: ClaimRow[] } {
+  const claimRows: ClaimRow[] = claims
+    .map((c) => {
+      const labels = c.metadata.labels ?? {};
+      const price = Number(c.metadata.annotations?.[PLANNED_PRICE_ANNOTATION]);
+      return {
+        name: c.metadata.name,
+        pool: labels['karpenter.sh/nodepool'] ?? '-',
+        phase: claimPhase(c),
+        type: labels['node.kubernetes.io/instance-type'] ?? '-',
+        zone: labels['topology.kubernetes.io/zone'] ?? '-',
+        capacityType: labels['karpenter.sh/capacity-type'] ?? '-',
+        ...(Number.isFinite(price) && price > 0 ? { pricePerHour: price } : {}),
+        age: age(c.metadata.creationTimestamp, now),
+      };
+    })
+    .sort((a, b) => a.pool.localeCompare(b.pool) || a.name.localeCompare(b.name));
+  const poolRows: PoolRow[] = pools
+    .map((p) => {
+      const mine = claimRows.filter((c) => c.pool === p.metadata.name);
+      return {
+        name: p.metadata.name,
+        nodeClass: p.spec?.template?.spec?.nodeClassRef?.name ?? '-',
+        nodes: p.status?.resources?.nodes ?? String(mine.length),
+        claims: mine.length,
+        pricePerHour: Math.round(mine.reduce((sum, c) => sum + (c.pricePerHour ?? 0), 0) * 1e4) / 1e4,
+      };
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+  return { pools: poolRows, claims: claimRows };
+}
+
+function formatTable(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  return `${[header, ...rows].map((row) => row.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n')}\n`;
+}
+
+/** The guest as autonode's own identity sees it (the Secret the enablement wrote): its pools and claims. */
+async function readGuest(deps: ClusterCommandDeps, hc: { namespace: string; name: string }): Promise<{ pools: PoolRow[]; claims: ClaimRow[] } | { unavailable: string }> {
+  const ref = autonodeKubeconfigSecret(hc);
+  let kubeconfig: string;
+  try {
+    const secret = await deps.management.core.readNamespacedSecret({ namespace: ref.namespace, name: ref.name });
+    kubeconfig = Buffer.from(secret.data?.[ref.key] ?? '', 'base64').toString();
+  } catch (err) {
+    return { unavailable: `no ${ref.namespace}/${ref.name} Secret (${apiStatus(err) ?? 'unreadable'}): the cluster is not enabled, or not yet` };
+  }
+  try {
+    const guest = kubeClientsFromKubeconfigString(kubeconfig);
+    const [pools, claims] = await Promise.all([
+      guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools' }),
+      guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' }),
+    ]);
+    return guestRows(GuestListSchema.parse(pools).items, GuestListSchema.parse(claims).items, Date.now());
+  } catch (err) {
+    return { unavailable: `the guest cluster did not answer: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
+
 /** Every enabled cluster (running enablement workflows), or one cluster in detail. */
 export async function clusterStatus(deps: ClusterCommandDeps, ref: string | undefined, output: 'table' | 'json'): Promise<void> {
   const refs: { namespace: string; name: string }[] = [];
@@ -166,8 +273,10 @@ export async function clusterStatus(deps: ClusterCommandDeps, ref: string | unde
       rows.push({ hostedCluster: `${hc.namespace}/${hc.name}`, phase: 'Disabled', steps: [], problems: await whyNotRunning(deps, hc) });
     }
   }
+  // one cluster: its pools and claims too, read as autonode's own identity
+  const detail = ref && rows[0] ? await readGuest(deps, parseHostedClusterRef(ref)) : undefined;
   if (output === 'json') {
-    deps.io.stdout(`${JSON.stringify(rows, null, 2)}\n`);
+    deps.io.stdout(`${JSON.stringify(detail ? [{ ...rows[0], guest: detail }] : rows, null, 2)}\n`);
     return;
   }
   if (rows.length === 0) {
@@ -179,6 +288,14 @@ export async function clusterStatus(deps: ClusterCommandDeps, ref: string | unde
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => (row[i] ?? '').length)));
   deps.io.stdout(`${[header, ...table].map((row) => row.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n')}\n`);
   if (ref && rows[0]) deps.io.stdout(`${progressLine(rows[0])}\n`);
+  if (detail && 'unavailable' in detail) deps.io.stdout(`\npools and claims: ${detail.unavailable}\n`);
+  else if (detail) {
+    const dollars = (n: number | undefined) => (n === undefined ? '-' : n.toFixed(4));
+    deps.io.stdout(`\n${formatTable(['NODEPOOL', 'NODECLASS', 'NODES', 'NODECLAIMS', '$/H'], detail.pools.map((p) => [p.name, p.nodeClass, p.nodes, String(p.claims), dollars(p.pricePerHour)]))}`);
+    deps.io.stdout(`\n${formatTable(['NODECLAIM', 'NODEPOOL', 'PHASE', 'TYPE', 'ZONE', 'CAPACITY', '$/H', 'AGE'], detail.claims.map((c) => [c.name, c.pool, c.phase, c.type, c.zone, c.capacityType, dollars(c.pricePerHour), c.age]))}`);
+    const total = detail.claims.reduce((sum, c) => sum + (c.pricePerHour ?? 0), 0);
+    deps.io.stdout(`${detail.claims.length} NodeClaim(s), ${total.toFixed(4)} $/h as planned\n`);
+  }
 }
 
 const ConnectionOptionsSchema = z.object({

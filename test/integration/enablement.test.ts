@@ -227,6 +227,13 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
     out.length = 0;
     await clusterStatus(deps, undefined, 'table');
     expect(out.join('')).toMatch(new RegExp(`${hc.namespace}/${hc.name}\\s+Enabled\\s+${hc.infraID}`));
+    // one cluster in detail: its pools and claims, read as autonode's identity, with planned prices
+    out.length = 0;
+    await clusterStatus(deps, `${hc.namespace}/${hc.name}`, 'table');
+    const detail = out.join('');
+    expect(detail).toMatch(new RegExp(`${pool}\\s+${className}\\s+\\d+\\s+\\d+\\s+\\d+\\.\\d{4}`));
+    expect(detail).toMatch(new RegExp(`${pool}-[a-z0-9]{5}\\s+${pool}\\s+Initialized\\s+m5\\.x?large\\s+us-east-1[a-c]\\s+on-demand\\s+0\\.\\d{4}`));
+    expect(detail).toMatch(/NodeClaim\(s\), \d+\.\d{4} \$\/h as planned/);
 
     // disable: every claim drained and terminated, then autonode leaves
     const disabling = new Date();
