@@ -7,7 +7,9 @@
 import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { HOSTED_CLUSTERS, adminKubeconfigSecret } from '../../activities/enablement/activity';
+import { DescribeImagesCommand } from '@aws-sdk/client-ec2';
+import { HOSTED_CLUSTERS, RELEASE_METADATA_NAMESPACE, adminKubeconfigSecret } from '../../activities/enablement/activity';
+import { RELEASE_METADATA_LABEL } from '../../core/enablement/release';
 import { provisionerWorkflowId, watchWorkflowId } from '../../core/lifecycle';
 import { createAssumeRoleCredentialsFactory, createEc2ClientFactory, createEc2CloudProvider, createStsClientFactory, staticCredentialsProvider } from '../../activities/cloud';
 import { managementSecretResolver } from '../../activities/cluster';
@@ -234,6 +236,29 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
     expect(detail).toMatch(new RegExp(`${pool}\\s+${className}\\s+\\d+\\s+\\d+\\s+\\d+\\.\\d{4}`));
     expect(detail).toMatch(new RegExp(`${pool}-[a-z0-9]{5}\\s+${pool}\\s+Initialized\\s+m5\\.x?large\\s+us-east-1[a-c]\\s+on-demand\\s+0\\.\\d{4}`));
     expect(detail).toMatch(/NodeClaim\(s\), \d+\.\d{4} \$\/h as planned/);
+
+    // a release upgrade: the HostedCluster names a release whose stream metadata has another
+    // AMI — the enablement moves every EC2NodeClass to it, and disruption sees the nodes drift
+    const images = await ec2ClientFor({ name: hc.infraID, region: hc.region }).send(new DescribeImagesCommand({ Filters: [{ Name: 'architecture', Values: ['x86_64'] }] }));
+    const nextAmi = images.Images?.find((i) => i.ImageId !== 'ami-00722494a4a3fa2af' && (i.Platform ?? '').toLowerCase() !== 'windows')?.ImageId;
+    expect(nextAmi).toBeDefined();
+    const nextRelease = 'quay.io/openshift-release-dev/ocp-release:4.19.0-x86_64';
+    await management.core.createNamespacedConfigMap({
+      namespace: RELEASE_METADATA_NAMESPACE,
+      body: {
+        metadata: { name: `release-next-${id}`, namespace: RELEASE_METADATA_NAMESPACE, labels: { [RELEASE_METADATA_LABEL]: 'true' } },
+        data: { releaseImage: nextRelease, stream: JSON.stringify({ stream: 'rhcos-4.19', architectures: { x86_64: { images: { aws: { regions: { [hc.region]: { image: nextAmi } } } } } } }) },
+      },
+    });
+    await management.customObjects.patchNamespacedCustomObject({ ...HOSTED_CLUSTERS, namespace: hc.namespace, name: hc.name, body: { spec: { release: { image: nextRelease } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await eventually('the admin’s class on the new release’s AMI', async () => {
+      const read = (await guest.customObjects.getClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: className })) as { spec: { amiSelectorTerms: { id?: string }[] } };
+      return read.spec.amiSelectorTerms[0]?.id === nextAmi ? true : undefined;
+    }, 60_000);
+    await eventually('the pool’s nodes Drifted (AMIDrift)', async () => {
+      const listed = (await guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' })) as { items: { metadata: { labels?: Record<string, string> }; status?: { conditions?: { type: string; status: string; reason?: string }[] } }[] };
+      return listed.items.some((c) => c.metadata.labels?.['karpenter.sh/nodepool'] === pool && c.status?.conditions?.some((x) => x.type === 'Drifted' && x.status === 'True' && x.reason === 'AMIDrift')) ? true : undefined;
+    }, 90_000);
 
     // disable: every claim drained and terminated, then autonode leaves
     const disabling = new Date();
