@@ -10,7 +10,8 @@ import { readFileSync } from 'node:fs';
 import { DescribeImagesCommand } from '@aws-sdk/client-ec2';
 import { HOSTED_CLUSTERS, RELEASE_METADATA_NAMESPACE, adminKubeconfigSecret } from '../../activities/enablement/activity';
 import { RELEASE_METADATA_LABEL } from '../../core/enablement/release';
-import { provisionerWorkflowId, watchWorkflowId } from '../../core/lifecycle';
+import { disruptionWorkflowId, provisionerWorkflowId, watchWorkflowId } from '../../core/lifecycle';
+import { type DisruptionStatus } from '../../workflows/disruption';
 import { createAssumeRoleCredentialsFactory, createEc2ClientFactory, createEc2CloudProvider, createStsClientFactory, staticCredentialsProvider } from '../../activities/cloud';
 import { managementSecretResolver } from '../../activities/cluster';
 import { kubeClientsFromKubeconfigFile } from '../../activities/kube/clients';
@@ -27,7 +28,7 @@ import { loadStackInfo } from '../support/stack';
 import { temporalHarness, workflowBundle, type TemporalHarness } from '../support/temporal';
 import { type Worker } from '@temporalio/worker';
 
-jest.setTimeout(400_000);
+jest.setTimeout(600_000);
 
 describe('HostedCluster enablement through the starter (real stack)', () => {
   const stack = loadStackInfo();
@@ -259,6 +260,15 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
       const listed = (await guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' })) as { items: { metadata: { labels?: Record<string, string> }; status?: { conditions?: { type: string; status: string; reason?: string }[] } }[] };
       return listed.items.some((c) => c.metadata.labels?.['karpenter.sh/nodepool'] === pool && c.status?.conditions?.some((x) => x.type === 'Drifted' && x.status === 'True' && x.reason === 'AMIDrift')) ? true : undefined;
     }, 90_000);
+    // …and replaces them on the new AMI, one at a time; the teardown below starts from a quiet cluster
+    await eventually('the drifted nodes replaced and disruption idle', async () => {
+      const listed = (await guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' })) as { items: { metadata: { labels?: Record<string, string>; deletionTimestamp?: string }; status?: { imageID?: string; conditions?: { type: string; status: string }[] } }[] };
+      const mine = listed.items.filter((c) => c.metadata.labels?.['karpenter.sh/nodepool'] === pool);
+      const settled = mine.length > 0 && mine.every((c) => c.metadata.deletionTimestamp === undefined && c.status?.imageID === nextAmi && c.status?.conditions?.some((x) => x.type === 'Initialized' && x.status === 'True'));
+      if (!settled) return undefined;
+      const disruption = await t.client.workflow.getHandle(disruptionWorkflowId(hc.infraID)).query<DisruptionStatus>('status');
+      return disruption.inFlight === undefined ? true : undefined;
+    }, 300_000);
 
     // disable: every claim drained and terminated, then autonode leaves
     const disabling = new Date();
