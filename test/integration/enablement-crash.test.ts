@@ -21,6 +21,7 @@ import { createClusterNetwork } from '../../dev/autonode/ec2-fixtures';
 import { LOCAL_RELEASE_IMAGE, createLocalHostedCluster } from '../../dev/autonode/hosted-cluster';
 import { NODE_BOOTSTRAPPER_TOKEN_SECRET } from '../../dev/autonode/node-ignition';
 import { NODE_BOOTSTRAPPER, instanceUserData, SimulatedKubeletFleet } from '../../dev/simkubelet';
+import { MANAGEMENT_WATCH_WORKFLOW_ID } from '../../core/enablement/management-watch';
 import { type EnablementStatus } from '../../workflows/enablement';
 import { installCrds } from '../support/crds';
 import { eventually } from '../support/eventually';
@@ -56,6 +57,8 @@ describe('enablement and teardown survive a SIGKILLed worker (real process, real
     // the guest is this cluster's alone (the teardown deletes every NodeClaim in it)
     const leftovers = (await guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' })) as { items: { metadata: { name: string } }[] };
     await forceDeleteNodeClaims(guest, leftovers.items.map((c) => c.metadata.name));
+    // …and its node classes: a `default` another file's enablement made selects that cluster's network
+    await guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: 'default' }).catch(() => undefined);
     await createClusterNetwork(ec2, { clusterName: hc.infraID, zones: ['us-east-1a', 'us-east-1b', 'us-east-1c'], octet: 10 + Math.floor(Math.random() * 200) });
     await createLocalHostedCluster(management, readFileSync(stack.guest.kubeconfigPath, 'utf8'), hc);
     t = await temporalHarness();
@@ -66,6 +69,11 @@ describe('enablement and teardown survive a SIGKILLed worker (real process, real
   afterAll(async () => {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await t?.client.workflow.getHandle(workflowId).terminate('test over').catch(() => undefined);
+    // its pool and pods must not outlive it: the next file's provisioner would plan them (the guest is shared)
+    await guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name: `ec-${id}` }).catch(() => undefined);
+    await guest.core.deleteNamespace({ name: `ec-${id}` }).catch(() => undefined);
+    // the children started the management watch on this file's queues: nobody polls them after it
+    await t?.client.workflow.getHandle(MANAGEMENT_WATCH_WORKFLOW_ID).terminate('test over').catch(() => undefined);
     await fleet?.stop();
     await proxy?.close();
     await t?.close();

@@ -72,6 +72,10 @@ describe('enablement by spec.autoNode and the Autoprovision gate, and HostedClus
     await createClusterNetwork(ec2ClientFor({ name: hc.infraID, region: hc.region }), { clusterName: hc.infraID, zones: ['us-east-1a', 'us-east-1b'], octet: 10 + Math.floor(Math.random() * 200) });
     await createLocalHostedCluster(management, readFileSync(stack.guest.kubeconfigPath, 'utf8'), hc);
     t = await temporalHarness();
+    // a management watch another file's workers left running (on queues nobody polls now) is not this file's
+    await t.client.workflow.getHandle(MANAGEMENT_WATCH_WORKFLOW_ID).terminate('another test file left it').catch(() => undefined);
+    // nor is a `default` node class another file's enablement made for its own network
+    await guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: 'default' }).catch(() => undefined);
     workers = await createAutonodeWorkers({
       connection: t.connection,
       client: t.client,
