@@ -87,6 +87,12 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
     deps = { temporal: t.client, management, io: { stdout: (s) => void out.push(s), stderr: (s) => void out.push(s) }, pollMs: 300 };
   });
   afterAll(async () => {
+    // the guest is shared with the next files: its pool, class, pods and default class must not outlive it
+    await guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name: `en-${id}` }).catch(() => undefined);
+    await guest.core.deleteNamespace({ name: `en-${id}` }).catch(() => undefined);
+    for (const name of [`en-${id}`, 'default']) {
+      await guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name }).catch(() => undefined);
+    }
     await fleet?.stop();
     for (const w of workers ?? []) w.shutdown();
     await running;
