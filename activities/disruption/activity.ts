@@ -319,16 +319,9 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
       const guest = await forCluster(raw.cluster);
       const command = CommandSchema.parse(raw.command);
       const event = createEventRecorder(guest.core);
+      const nodes = new NodeStore(guest);
       for (const c of command.candidates) {
-        try {
-          const node = await guest.core.readNode({ name: c.node });
-          const taints = node.spec?.taints ?? [];
-          if (taints.some((t) => t.key === DISRUPTED_TAINT.key)) {
-            await guest.core.replaceNode({ name: c.node, body: { ...node, spec: { ...node.spec, taints: taints.filter((t) => t.key !== DISRUPTED_TAINT.key) } } });
-          }
-        } catch (err) {
-          if (!isNotFound(err)) throw err;
-        }
+        await nodes.removeTaint(c.node, DISRUPTED_TAINT.key);
         await event({ involvedObject: { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: c.nodeClaim }, type: 'Normal', reason: 'DisruptionBlocked', message: `Disruption abandoned: ${raw.why}` });
       }
     },

@@ -141,6 +141,20 @@ export class NodeStore {
     await this.kube.core.replaceNode({ name, body: { ...node, spec: { ...node.spec, taints: [...taints, taint] } } });
   }
 
+  /** Takes every taint with this key off the Node; a Node already gone, or without it, is success. */
+  async removeTaint(name: string, key: string): Promise<void> {
+    let node: V1Node;
+    try {
+      node = await this.kube.core.readNode({ name });
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw err;
+    }
+    const taints = node.spec?.taints ?? [];
+    if (!taints.some((t) => t.key === key)) return;
+    await this.kube.core.replaceNode({ name, body: { ...node, spec: { ...node.spec, taints: taints.filter((t) => t.key !== key) } } });
+  }
+
   /** Removes our finalizer and deletes the Node; a Node already gone is success. */
   async deleteNode(name: string): Promise<void> {
     try {
