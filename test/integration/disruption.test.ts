@@ -32,7 +32,7 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
     await lh?.close();
   });
 
-  async function createPool(name: string, disruption: Record<string, unknown>, labels: Record<string, string> = {}) {
+  async function createPool(name: string, disruption: Record<string, unknown>, labels: Record<string, string> = {}, o: { nodeClass?: string; types?: string[] } = {}) {
     await lh.guest.customObjects.createClusterCustomObject({
       group: 'karpenter.sh',
       version: 'v1',
@@ -46,10 +46,10 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
           template: {
             metadata: { labels },
             spec: {
-              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: lh.nodeClassName },
-              // one 1500m pod per 2-vCPU node
+              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: o.nodeClass ?? lh.nodeClassName },
+              // m5.large: one 1500m pod per 2-vCPU node
               requirements: [
-                { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] },
+                { key: 'node.kubernetes.io/instance-type', operator: 'In', values: o.types ?? ['m5.large'] },
                 { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
               ],
               taints: [{ key: 'autonode.io/test', value: lh.id, effect: 'NoSchedule' }],
@@ -182,30 +182,7 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
     const base = (await lh.guest.customObjects.getClusterCustomObject({ ...classes, name: lh.nodeClassName })) as { spec: Record<string, unknown> };
     await lh.guest.customObjects.createClusterCustomObject({ ...classes, body: { apiVersion: 'karpenter.k8s.aws/v1', kind: 'EC2NodeClass', metadata: { name }, spec: base.spec } });
     try {
-      await lh.guest.customObjects.createClusterCustomObject({
-        group: 'karpenter.sh',
-        version: 'v1',
-        plural: 'nodepools',
-        body: {
-          apiVersion: 'karpenter.sh/v1',
-          kind: 'NodePool',
-          metadata: { name },
-          spec: {
-            disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never', budgets: [{ nodes: '1' }] },
-            template: {
-              spec: {
-                nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name },
-                requirements: [
-                  { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] },
-                  { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-                ],
-                taints: [{ key: 'autonode.io/test', value: lh.id, effect: 'NoSchedule' }],
-                expireAfter: 'Never',
-              },
-            },
-          },
-        },
-      });
+      await createPool(name, { consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never', budgets: [{ nodes: '1' }] }, {}, { nodeClass: name });
       await deploy('rel', 1, name);
       const [first] = await eventually('one initialized node', async () => {
         const all = await claimsOf(name);
@@ -241,31 +218,8 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
 
   it('an underused node whose pods fit on the others is consolidated away (delete)', async () => {
     const name = `frag-${lh.id}`;
-    await lh.guest.customObjects.createClusterCustomObject({
-      group: 'karpenter.sh',
-      version: 'v1',
-      plural: 'nodepools',
-      body: {
-        apiVersion: 'karpenter.sh/v1',
-        kind: 'NodePool',
-        metadata: { name },
-        spec: {
-          disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '5s', budgets: [{ nodes: '1' }] },
-          template: {
-            spec: {
-              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: lh.nodeClassName },
-              // two 1500m pods per 4-vCPU node
-              requirements: [
-                { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.xlarge'] },
-                { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-              ],
-              taints: [{ key: 'autonode.io/test', value: lh.id, effect: 'NoSchedule' }],
-              expireAfter: 'Never',
-            },
-          },
-        },
-      },
-    });
+    // m5.xlarge: two 1500m pods per 4-vCPU node
+    await createPool(name, { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '5s', budgets: [{ nodes: '1' }] }, {}, { types: ['m5.xlarge'] });
     await deploy('frag', 4, name);
     const two = await eventually('two full nodes', async () => {
       const all = await claimsOf(name);

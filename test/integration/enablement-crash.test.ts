@@ -7,7 +7,7 @@
 // proxy that slows every byte, so the enablement's set-up step is caught in flight. The
 // kubelets (in this process) boot from each instance's userData only: the nodes that join
 // prove the userData and the guest identity the killed enablement left are whole.
-import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { openSync, readFileSync, writeFileSync, closeSync } from 'node:fs';
@@ -24,6 +24,7 @@ import { NODE_BOOTSTRAPPER, instanceUserData, SimulatedKubeletFleet } from '../.
 import { MANAGEMENT_WATCH_WORKFLOW_ID } from '../../core/enablement/management-watch';
 import { type EnablementStatus } from '../../workflows/enablement';
 import { installCrds } from '../support/crds';
+import { aPoolWithWorkload } from '../support/enablement';
 import { eventually } from '../support/eventually';
 import { forceDeleteNodeClaims } from '../support/lifecycle';
 import { loadStackInfo } from '../support/stack';
@@ -162,49 +163,8 @@ describe('enablement and teardown survive a SIGKILLed worker (real process, real
 
     // pending pods become nodes, booting from the userData the enablement put into the class
     const pool = `ec-${id}`;
-    await guest.customObjects.createClusterCustomObject({
-      group: 'karpenter.sh',
-      version: 'v1',
-      plural: 'nodepools',
-      body: {
-        apiVersion: 'karpenter.sh/v1',
-        kind: 'NodePool',
-        metadata: { name: pool },
-        spec: {
-          template: {
-            spec: {
-              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-              requirements: [
-                { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] },
-                { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-              ],
-              taints: [{ key: 'autonode.io/test', value: id, effect: 'NoSchedule' }],
-              expireAfter: 'Never',
-            },
-          },
-        },
-      },
-    });
     const namespace = `ec-${id}`;
-    await guest.core.createNamespace({ body: { metadata: { name: namespace } } });
-    await guest.config.makeApiClient(AppsV1Api).createNamespacedDeployment({
-      namespace,
-      body: {
-        metadata: { name: 'app' },
-        spec: {
-          replicas: 3,
-          selector: { matchLabels: { app: 'app' } },
-          template: {
-            metadata: { labels: { app: 'app' } },
-            spec: {
-              nodeSelector: { 'karpenter.sh/nodepool': pool },
-              tolerations: [{ key: 'autonode.io/test', operator: 'Equal', value: id, effect: 'NoSchedule' }],
-              containers: [{ name: 'app', image: 'registry.example/app:1', resources: { requests: { cpu: '1', memory: '512Mi' } } }],
-            },
-          },
-        },
-      },
-    });
+    await aPoolWithWorkload(guest, { pool, className: 'default', taint: id, namespace, replicas: 3, types: ['m5.large'], cpu: '1' });
     await eventually('every pod Running', async () => {
       const pods = (await guest.core.listNamespacedPod({ namespace })).items;
       return pods.length === 3 && pods.every((p) => p.status?.phase === 'Running') ? pods : undefined;

@@ -4,7 +4,7 @@
 // real Temporal server with workers that reach the guest only through the Secret it writes
 // and EC2 only through the cluster's role (STS AssumeRole on moto) — then pods become nodes,
 // and `autonode disable` takes every instance away.
-import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { DescribeImagesCommand } from '@aws-sdk/client-ec2';
@@ -22,6 +22,7 @@ import { clusterStatus, disableCluster, enableCluster, type ClusterCommandDeps }
 import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
 import { type EnablementStatus } from '../../workflows/enablement';
 import { installCrds } from '../support/crds';
+import { aPoolWithWorkload } from '../support/enablement';
 import { eventually } from '../support/eventually';
 import { forceDeleteNodeClaims } from '../support/lifecycle';
 import { loadStackInfo } from '../support/stack';
@@ -175,49 +176,8 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
 
     // pending pods become nodes through the cluster's own workflows
     const pool = `en-${id}`;
-    await guest.customObjects.createClusterCustomObject({
-      group: 'karpenter.sh',
-      version: 'v1',
-      plural: 'nodepools',
-      body: {
-        apiVersion: 'karpenter.sh/v1',
-        kind: 'NodePool',
-        metadata: { name: pool },
-        spec: {
-          template: {
-            spec: {
-              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: className },
-              requirements: [
-                { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large', 'm5.xlarge'] },
-                { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-              ],
-              taints: [{ key: 'autonode.io/test', value: id, effect: 'NoSchedule' }],
-              expireAfter: 'Never',
-            },
-          },
-        },
-      },
-    });
     const namespace = `en-${id}`;
-    await guest.core.createNamespace({ body: { metadata: { name: namespace } } });
-    await guest.config.makeApiClient(AppsV1Api).createNamespacedDeployment({
-      namespace,
-      body: {
-        metadata: { name: 'app' },
-        spec: {
-          replicas: 4,
-          selector: { matchLabels: { app: 'app' } },
-          template: {
-            metadata: { labels: { app: 'app' } },
-            spec: {
-              nodeSelector: { 'karpenter.sh/nodepool': pool },
-              tolerations: [{ key: 'autonode.io/test', operator: 'Equal', value: id, effect: 'NoSchedule' }],
-              containers: [{ name: 'app', image: 'registry.example/app:1', resources: { requests: { cpu: '500m', memory: '512Mi' } } }],
-            },
-          },
-        },
-      },
-    });
+    await aPoolWithWorkload(guest, { pool, className, taint: id, namespace, replicas: 4 });
     await eventually('every pod Running', async () => {
       const pods = (await guest.core.listNamespacedPod({ namespace })).items;
       return pods.length === 4 && pods.every((p) => p.status?.phase === 'Running') ? pods : undefined;

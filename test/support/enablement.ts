@@ -53,9 +53,9 @@ export async function runningWorkflowsOf(client: Client, infraID: string): Promi
 
 /**
  * A NodePool only this test's pods tolerate (m5.large/xlarge on-demand, on `className`), and a
- * Deployment of `replicas` × 500m for it in a namespace of its own.
+ * Deployment of `replicas` × 500m (or `cpu`) for it in a namespace of its own; m5.large/xlarge unless `types`.
  */
-export async function aPoolWithWorkload(guest: KubeClients, o: { pool: string; className: string; taint: string; namespace: string; replicas: number }): Promise<void> {
+export async function aPoolWithWorkload(guest: KubeClients, o: { pool: string; className: string; taint: string; namespace: string; replicas: number; types?: string[]; cpu?: string }): Promise<void> {
   await guest.customObjects.createClusterCustomObject({
     group: 'karpenter.sh',
     version: 'v1',
@@ -69,7 +69,7 @@ export async function aPoolWithWorkload(guest: KubeClients, o: { pool: string; c
           spec: {
             nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: o.className },
             requirements: [
-              { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large', 'm5.xlarge'] },
+              { key: 'node.kubernetes.io/instance-type', operator: 'In', values: o.types ?? ['m5.large', 'm5.xlarge'] },
               { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
             ],
             taints: [{ key: 'autonode.io/test', value: o.taint, effect: 'NoSchedule' }],
@@ -92,7 +92,7 @@ export async function aPoolWithWorkload(guest: KubeClients, o: { pool: string; c
           spec: {
             nodeSelector: { 'karpenter.sh/nodepool': o.pool },
             tolerations: [{ key: 'autonode.io/test', operator: 'Equal', value: o.taint, effect: 'NoSchedule' }],
-            containers: [{ name: 'app', image: 'registry.example/app:1', resources: { requests: { cpu: '500m', memory: '512Mi' } } }],
+            containers: [{ name: 'app', image: 'registry.example/app:1', resources: { requests: { cpu: o.cpu ?? '500m', memory: '512Mi' } } }],
           },
         },
       },
