@@ -27,6 +27,8 @@ export const HOSTED_CLUSTERS = { group: 'hypershift.openshift.io', version: 'v1b
 export const ENABLEMENT_FINALIZER = 'autonode.io/enablement';
 /** where the local stack (and an operator without HyperShift's) keeps the release metadata ConfigMaps */
 export const RELEASE_METADATA_NAMESPACE = 'autonode-system';
+/** The EC2NodeClass every enabled cluster has (the seeds' NodePools name it). */
+export const DEFAULT_NODE_CLASS = 'default';
 
 export const HostedClusterRefSchema = z.object({ namespace: z.string().min(1), name: z.string().min(1) });
 export type HostedClusterRef = z.infer<typeof HostedClusterRefSchema>;
@@ -154,18 +156,20 @@ export function createEnablementActivities(deps: EnablementActivityDeps) {
       const amiSelectorTerms = Object.values(images).map((id) => ({ id }));
       const created: string[] = [];
       const updated: string[] = [];
-      if (listed.items.length === 0) {
+      // The cluster's own class, kept beside any the admin made (HyperShift manages `default`;
+      // an admin's class alone would leave pools that name `default` unplaceable).
+      if (!listed.items.some((item) => item.metadata.name === DEFAULT_NODE_CLASS)) {
         const discovery = [{ tags: { 'karpenter.sh/discovery': raw.infraID } }];
         await admin.customObjects.createClusterCustomObject({
           ...api,
           body: {
             apiVersion: 'karpenter.k8s.aws/v1',
             kind: 'EC2NodeClass',
-            metadata: { name: 'default', labels: { 'app.kubernetes.io/managed-by': 'autonode' } },
+            metadata: { name: DEFAULT_NODE_CLASS, labels: { 'app.kubernetes.io/managed-by': 'autonode' } },
             spec: { amiFamily: 'Custom', amiSelectorTerms, subnetSelectorTerms: discovery, securityGroupSelectorTerms: discovery, ...(userData === undefined ? {} : { userData }) },
           },
         });
-        created.push('default');
+        created.push(DEFAULT_NODE_CLASS);
       }
       for (const item of listed.items) {
         const spec = item.spec ?? {};

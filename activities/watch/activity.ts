@@ -56,6 +56,25 @@ const MetaSchema = z.object({
   annotations: z.record(z.string(), z.string()).optional().nullable(),
 });
 const PoolGenerationSchema = z.object({ metadata: z.object({ name: z.string(), generation: z.number().optional() }) });
+const NodeClassSummarySchema = PoolGenerationSchema.extend({
+  status: z.object({ conditions: z.array(z.object({ type: z.string(), status: z.string() })).optional() }).optional(),
+});
+
+/** One summary per object name: `changed` says whether an event moved it (a deletion never rings). */
+export function summaryTracker() {
+  const seen = new Map<string, string>();
+  return {
+    changed(type: string, name: string, summary: string): boolean {
+      if (type === 'DELETED') {
+        seen.delete(name);
+        return false;
+      }
+      if (seen.get(name) === summary) return false;
+      seen.set(name, summary);
+      return true;
+    },
+  };
+}
 
 /** The watcher reads only a claim's identity and status, from the one NodeClaim schema. */
 const WatchedNodeClaimSchema = StoredNodeClaimSchema.pick({ metadata: true, status: true }).extend({
@@ -119,7 +138,8 @@ export function createWatchActivities(deps: WatchActivityDeps) {
           log(`ringing the provisioner: ${err instanceof Error ? err.message : String(err)}`);
         }
       });
-      const poolGenerations = new Map<string, number | undefined>();
+      const pools = summaryTracker();
+      const nodeClasses = summaryTracker();
       /** One collection, listed then watched, its progress in the heartbeat under `key`. */
       const watchCollection = (o: { key: string; path: string; list: () => Promise<unknown>; onEvent: ListWatchOptions['onEvent']; onRelist?: ListWatchOptions['onRelist'] }) =>
         listWatch({
@@ -173,13 +193,20 @@ export function createWatchActivities(deps: WatchActivityDeps) {
               // A new or changed pool (its spec: the generation moves; not its status, which
               // the provisioner writes itself) is reported on and may place waiting pods.
               const pool = PoolGenerationSchema.safeParse(object);
-              if (!pool.success) return;
-              const { name, generation } = pool.data.metadata;
-              if (type === 'DELETED') poolGenerations.delete(name);
-              else if (poolGenerations.get(name) !== generation) {
-                poolGenerations.set(name, generation);
-                doorbell.ring();
-              }
+              if (pool.success && pools.changed(type, pool.data.metadata.name, String(pool.data.metadata.generation))) doorbell.ring();
+            },
+          }),
+          watchCollection({
+            key: 'ec2nodeclasses',
+            path: '/apis/karpenter.k8s.aws/v1/ec2nodeclasses',
+            list: () => guest.customObjects.listClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' }),
+            onEvent: async ({ type, object }) => {
+              // Pods a pool could not take while its class was missing or unready wait for no
+              // new pod: the class that appears, turns Ready or changes rings for them.
+              const nodeClass = NodeClassSummarySchema.safeParse(object);
+              if (!nodeClass.success) return;
+              const ready = nodeClass.data.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? 'Unknown';
+              if (nodeClasses.changed(type, nodeClass.data.metadata.name, `${nodeClass.data.metadata.generation}/${ready}`)) doorbell.ring();
             },
           }),
           watchCollection({

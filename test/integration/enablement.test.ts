@@ -173,6 +173,14 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
     expect(corrected.spec.amiSelectorTerms).toEqual([{ id: 'ami-00722494a4a3fa2af' }]);
     // how soon is a measurement (the enablement resyncs every 5 s), not a timed assertion
     console.log(`enablement: the admin's EC2NodeClass was corrected ${((Date.now() - created) / 1000).toFixed(1)} s after it was created`);
+    // the cluster's own `default` class is kept beside the admin's (the seeds' pools name it)
+    await guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: 'default' });
+    const again = await eventually('the default EC2NodeClass made again', async () => {
+      const read = (await guest.customObjects.getClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: 'default' }).catch(() => undefined)) as { spec: { amiSelectorTerms: { id?: string }[]; subnetSelectorTerms: unknown[] } } | undefined;
+      return read;
+    }, 60_000);
+    expect(again.spec.amiSelectorTerms).toEqual([{ id: 'ami-00722494a4a3fa2af' }]);
+    expect(again.spec.subnetSelectorTerms).toEqual([{ tags: { 'karpenter.sh/discovery': hc.infraID } }]);
 
     // pending pods become nodes through the cluster's own workflows
     const pool = `en-${id}`;

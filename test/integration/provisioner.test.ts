@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { nodeClaimWorkflowId, provisionerWorkflowId } from '../../core/lifecycle';
 import { type ProvisionerStatus } from '../../workflows/provisioner';
 import { watchWorkflowId } from '../../workflows/watch';
+import { ensureCustomNodeClass } from '../../dev/autonode/nodeclass';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
 
 jest.setTimeout(300_000);
@@ -202,9 +203,10 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
     await apps.deleteNamespacedDeployment({ namespace, name: 'nozone' });
   });
 
-  it('reports a NodePool whose EC2NodeClass does not exist on its status, and the other pools keep provisioning', async () => {
+  it('reports a NodePool whose EC2NodeClass does not exist on its status, and the other pools keep provisioning; the class arrives and its waiting pods get nodes', async () => {
     const broken = `broken-${lh.id}`;
-    await createNodePool(broken, 'no-such-class', { weight: 50 });
+    const late = `late-${lh.id}`;
+    await createNodePool(broken, late, { weight: 50 });
     await deploy('more', 3, { cpu: '500m', memory: '256Mi' });
     await eventually('the new pods Running', async () => running(await podsOf('more')).length === 3);
     const stored = z.object({ status: z.object({ conditions: z.array(z.object({ type: z.string(), status: z.string(), message: z.string().optional() })) }) });
@@ -213,9 +215,29 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
       const parsed = stored.safeParse(raw);
       return parsed.success ? parsed.data.status : undefined;
     });
-    expect(status.conditions).toContainEqual(expect.objectContaining({ type: 'NodeClassReady', status: 'False', message: expect.stringContaining('no-such-class') }));
+    expect(status.conditions).toContainEqual(expect.objectContaining({ type: 'NodeClassReady', status: 'False', message: expect.stringContaining(late) }));
     expect(status.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'False' }));
     expect(await claimsOf(broken)).toHaveLength(0);
+
+    // pods only that pool may take wait, planned and refused; no new pod will ring for them…
+    const before = (await provisioner().query<ProvisionerStatus>('status')).batches;
+    await deploy('waiting', 2, { cpu: '500m', memory: '256Mi' }, { 'karpenter.sh/nodepool': broken });
+    await eventually('a batch that saw the waiting pods', async () => {
+      const s = await provisioner().query<ProvisionerStatus>('status');
+      return s.batches > before && (s.lastBatch?.unschedulable ?? 0) >= 2 && s.lastBatch?.skipped.some((m) => m.includes(late)) ? s : undefined;
+    });
+    // …the class that turns up does (the watcher follows EC2NodeClasses too)
+    try {
+      await ensureCustomNodeClass(lh.guest, { name: late, discoveryTag: lh.h.fixtures.discoveryTag, amiSelectorTerms: [{ id: lh.h.fixtures.imageId }] });
+      await eventually('the waiting pods Running', async () => running(await podsOf('waiting')).length === 2, 120_000);
+      expect((await claimsOf(broken)).length).toBeGreaterThan(0);
+    } finally {
+      await apps.deleteNamespacedDeployment({ namespace, name: 'waiting' }).catch(() => undefined);
+      await lh.guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name: broken }).catch(() => undefined);
+      for (const c of await claimsOf(broken)) await lh.claims.delete(c.metadata.name);
+      await eventually('the late pool\'s claims gone', async () => ((await claimsOf(broken)).length === 0 ? true : undefined), 120_000);
+      await lh.guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: late }).catch(() => undefined);
+    }
   });
 
   // Issue 14: a well-known label is the instance type's to carry, never the pool's to stamp;

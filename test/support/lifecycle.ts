@@ -195,6 +195,8 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
       // …nor its NodeClaims: the next test file's watcher would adopt them and keep launching.
       const left = (await claims.list()).filter((c) => ownClaims.has(c.metadata.name) || c.spec.nodeClassRef.name === nodeClassName);
       await forceDeleteNodeClaims(guest, left.map((c) => c.metadata.name));
+      // …nor their Nodes: pods bound to a kubelet that is gone would stay Running on them for good
+      for (const c of left) if (c.status?.nodeName) await guest.core.deleteNode({ name: c.status.nodeName }).catch(() => undefined);
       await fleet.stop();
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await Promise.all(running);
