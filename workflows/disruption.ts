@@ -14,7 +14,7 @@ import {
 import type { DisruptionActivities, PodEventMemory } from '../activities/disruption/activity';
 import type { ProvisionerActivities } from '../activities/provisioner/activity';
 import { batchToCreate, type PlannedBatch } from '../core/provisioning/batch';
-import type { Blocked, DisruptionCommand } from '../core/disruption';
+import type { Blocked, ConsolidationDecision, DisruptionCommand } from '../core/disruption';
 import { ClusterRefSchema, TaskQueuesSchema, defaultTaskQueues, durationToMs, type ClusterRef, type TaskQueues } from '../core/lifecycle';
 import { AutoNodeCluster, AutoNodePhase } from './search-attributes';
 
@@ -53,7 +53,13 @@ export interface DisruptionWorkflowInput {
   spotToSpot?: boolean;
   /** how many consolidation candidates one round simulates at most */
   consolidationTries?: number;
-  carried?: { memory: PodEventMemory; rounds: number; commands: number; lastCommand?: DisruptionStatus['lastCommand']; tried?: Record<string, string> };
+  /**
+   * Beyond Karpenter: a consolidation may re-pack its candidates' pods into several new
+   * nodes when that saves at least this share of their price at the worst launch prices
+   * (default 0.05); `false` keeps Karpenter's rules (at most one new node per command).
+   */
+  manyToMany?: { minSavings: number } | false;
+  carried?: { memory: PodEventMemory; rounds: number; commands: number; lastCommand?: DisruptionStatus['lastCommand']; tried?: Record<string, string>; triedMulti?: string };
 }
 
 // the replacement plan is a packing batch: the packing queue, heartbeats while solving
@@ -95,6 +101,10 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
   let memory: PodEventMemory = input.carried?.memory ?? {};
   // consolidation candidates simulated without a command, by the pod set they had then: not simulated again until it changes
   let tried: Record<string, string> = input.carried?.tried ?? {};
+  // the multi-node candidate set last simulated without a command, by its pods: not simulated again until it changes
+  let triedMulti = input.carried?.triedMulti;
+  const manyToMany = input.manyToMany === false ? undefined : (input.manyToMany ?? { minSavings: 0.05 });
+  const settings = { spotToSpot: input.spotToSpot ?? false, ...(manyToMany ? { manyToMany } : {}) };
   let now = false;
   const status: DisruptionStatus = { cluster: cluster.name, rounds: input.carried?.rounds ?? 0, commands: input.carried?.commands ?? 0, blocked: [], ...(input.carried?.lastCommand ? { lastCommand: input.carried.lastCommand } : {}) };
   setHandler(disruptionStatusQuery, () => status);
@@ -166,18 +176,29 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     status.blocked = round.blocked;
     let command = round.command;
     let simulated: PlannedBatch | undefined;
+    // Multi-node first (Karpenter's order): the longest worthwhile prefix of the candidates.
+    const multi = round.multiNode ?? [];
+    const multiKey = multi.map((c) => `${c.nodeClaim}=${memory[c.nodeClaim]?.pods ?? ''}`).join(',');
+    if (!command && multi.length >= 2 && multiKey !== triedMulti) {
+      const sim = await packing.simulateMultiNodeConsolidation({ cluster, taskQueues, batchId: uuid4(), unavailable: [], candidates: multi.map(({ nodeClaim, node }) => ({ nodeClaim, node })), ...settings });
+      if (sim.decision.kind === 'reject') triedMulti = multiKey;
+      else {
+        const chosen = new Set(sim.candidates.map((c) => c.nodeClaim));
+        command = { method: 'consolidation', reason: 'Underutilized', candidates: multi.filter((c) => chosen.has(c.nodeClaim)), replace: sim.decision.kind !== 'delete', summary: consolidationSummary(sim.decision, chosen.size) };
+        if (sim.decision.kind !== 'delete') simulated = sim.planned;
+      }
+    }
     if (!command && round.consolidate) {
       tried = Object.fromEntries(Object.entries(tried).filter(([claim, pods]) => memory[claim]?.pods === pods));
       for (const c of round.consolidate.filter((x) => tried[x.nodeClaim] === undefined).slice(0, input.consolidationTries ?? 3)) {
-        const sim = await packing.simulateConsolidation({ cluster, taskQueues, batchId: uuid4(), unavailable: [], nodeClaim: c.nodeClaim, node: c.node, spotToSpot: input.spotToSpot ?? false });
+        const sim = await packing.simulateConsolidation({ cluster, taskQueues, batchId: uuid4(), unavailable: [], nodeClaim: c.nodeClaim, node: c.node, ...settings });
         if (sim.decision.kind === 'reject') {
           tried[c.nodeClaim] = memory[c.nodeClaim]?.pods ?? '';
           status.blocked.push({ nodeClaim: c.nodeClaim, method: 'consolidation', reason: sim.decision.reason });
           continue;
         }
-        const saves = `saves $${sim.decision.savingsPerHour.toFixed(4)}/h`;
-        command = { method: 'consolidation', reason: 'Underutilized', candidates: [c], replace: sim.decision.kind === 'replace', summary: sim.decision.kind === 'delete' ? `underutilized: its pods fit elsewhere, ${saves}` : `underutilized: one cheaper node (${sim.decision.options.slice(0, 3).join(', ')}${sim.decision.options.length > 3 ? ', …' : ''}) ${saves}` };
-        if (sim.decision.kind === 'replace') simulated = sim.planned;
+        command = { method: 'consolidation', reason: 'Underutilized', candidates: [c], replace: sim.decision.kind !== 'delete', summary: consolidationSummary(sim.decision, 1) };
+        if (sim.decision.kind !== 'delete') simulated = sim.planned;
         break;
       }
     }
@@ -194,7 +215,22 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     const info = workflowInfo();
     if (info.continueAsNewSuggested || info.historyLength > 2_000) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof disruptionWorkflow>({ ...input, carried: { memory, rounds: status.rounds, commands: status.commands, ...(status.lastCommand ? { lastCommand: status.lastCommand } : {}), tried } });
+      await continueAsNew<typeof disruptionWorkflow>({ ...input, carried: { memory, rounds: status.rounds, commands: status.commands, ...(status.lastCommand ? { lastCommand: status.lastCommand } : {}), tried, ...(triedMulti !== undefined ? { triedMulti } : {}) } });
     }
+  }
+}
+
+/** A consolidation command in words (status, Events): what goes, what comes, what it saves. */
+export function consolidationSummary(decision: Exclude<ConsolidationDecision, { kind: 'reject' }>, nodes: number): string {
+  const saves = `saves $${decision.savingsPerHour.toFixed(4)}/h`;
+  const few = (names: readonly string[]) => `${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''}`;
+  const what = nodes === 1 ? 'its pods' : `the pods of ${nodes} nodes`;
+  switch (decision.kind) {
+    case 'delete':
+      return `underutilized: ${what} fit elsewhere, ${saves}`;
+    case 'replace':
+      return `underutilized: ${what} fit one cheaper node (${few(decision.options)}) ${saves}`;
+    case 'repack':
+      return `underutilized: ${what} re-packed into ${decision.claims.length} cheaper nodes (${few(decision.claims.map((c) => c.options[0] ?? '?'))}) ${saves}, at least $${decision.worstSavingsPerHour.toFixed(4)}/h`;
   }
 }

@@ -56,6 +56,8 @@ export interface PlanRoundResult {
   command?: DisruptionCommand;
   /** single-node consolidation's candidates, when there is no command */
   consolidate?: CommandCandidate[];
+  /** multi-node consolidation's candidates (at least 2), when there is no command */
+  multiNode?: CommandCandidate[];
   considered: Record<string, number>;
   blocked: Blocked[];
   memory: PodEventMemory;
@@ -266,7 +268,7 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
       for (const b of round.blocked) {
         await event({ involvedObject: { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: b.nodeClaim }, type: 'Normal', reason: 'DisruptionBlocked', message: `Cannot disrupt NodeClaim: ${b.reason}` });
       }
-      return { ...(round.command ? { command: round.command } : {}), ...(round.consolidate?.length ? { consolidate: round.consolidate } : {}), considered: round.considered, blocked: round.blocked, memory: read.memory, nodes: read.nodes };
+      return { ...(round.command ? { command: round.command } : {}), ...(round.consolidate?.length ? { consolidate: round.consolidate } : {}), ...(round.multiNode?.length ? { multiNode: round.multiNode } : {}), considered: round.considered, blocked: round.blocked, memory: read.memory, nodes: read.nodes };
     },
 
     async validateCommand(raw: { cluster: ClusterRef; command: DisruptionCommand; memory?: PodEventMemory; batchMaxMs?: number }): Promise<{ ok: true } | { ok: false; reason: string }> {

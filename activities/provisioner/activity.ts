@@ -9,7 +9,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { type Condition } from '../../core/api';
 import { conditionSchema } from '../../core/api/primitives';
 import { ClusterRefSchema, TaskQueuesSchema, setCondition, type ConditionUpdate, type NodeClaimWorkflowInput } from '../../core/lifecycle';
-import { consolidationDecision, type CapacityType, type ConsolidationDecision, type ReplacementOption } from '../../core/disruption';
+import { MULTI_NODE_CANDIDATES, moveDecision, type CapacityType, type ConsolidationDecision, type ConsolidationSettings, type ReplacedNode, type ReplacementOption } from '../../core/disruption';
 import { OptionLists, podDisposition, batchResult, batchToCreate, type BatchResult, type CreatedClaims, type PlannedBatch, type PoolStatus, asPlannedCapacity, claimManifest, claimTemplate, compactClaim, poolUsage, type ClaimTemplate, type ClaimUsage, type CompactClaim } from '../../core/provisioning';
 import { assembleObjects, type ObjectDocument } from '../../core/workloads/assemble';
 import { type ClusterResolver } from '../cluster';
@@ -61,6 +61,14 @@ const PoolMetaSchema = z.object({ metadata: z.object({ name: z.string(), uid: z.
 const nodeClaimsApi = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' } as const;
 /** while the solver thread works, the activity still says it is alive */
 const SOLVE_HEARTBEAT_MS = 5_000;
+export interface MultiNodeSimulation {
+  /** plans solved in the search */
+  simulations: number;
+  /** the candidates of the command found (the longest worthwhile prefix); none when rejected */
+  candidates: { nodeClaim: string; node: string }[];
+  planned?: PlannedBatch;
+  decision: ConsolidationDecision;
+}
 
 /**
  * The provisioner's activities (task queue `autonode-packing`). `planBatch` reads the
@@ -88,16 +96,35 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
   };
 
   /**
-   * Reads, solves and says (unless `quiet`) what it planned. `view` changes the world before
-   * planning: a disruption asks what its candidates' pods would need without them.
+   * What every plan of one moment shares, read once: the world, the validated pools and
+   * classes, their catalogs. A disruption simulates several views of it without reading again.
    */
-  async function planWith(raw: ProvisionBatchInput, options: { view?: (world: World) => World; quiet?: boolean; catalog?: (world: World, typesByClass: ReadonlyMap<string, CatalogResult>) => void } = {}): Promise<PlannedBatch> {
+  async function readPlanning(raw: ProvisionBatchInput) {
     const input = ProvisionBatchInputSchema.parse(raw);
-    const heartbeat = (stage: string) => Context.current().heartbeat({ stage });
+    Context.current().heartbeat({ stage: 'read' });
     const { guest, cloud } = await deps.resolve(input.cluster);
     const event = createEventRecorder(guest.core);
-    heartbeat('read');
-    const world = (options.view ?? ((w: World) => w))(await readWorld(guest));
+    const world = await readWorld(guest);
+    const { pools, classes, invalidClasses, skipped, invalid } = await validateKarpenterObjects(world, { event, guest, now: now() });
+    // an invalid class is reported by name, not as missing
+    const typesByClass = new Map<string, CatalogResult>([...invalidClasses, ...(await cloudCatalog(cloud, classes, input.unavailable, { scope: input.cluster.name, resolutions }))]);
+    return { input, event, world, pools, classes, skipped, invalid, typesByClass };
+  }
+  type Planning = Awaited<ReturnType<typeof readPlanning>>;
+
+  /** Reads, solves and says (unless `quiet`) what it planned; `view` changes the world first. */
+  async function planWith(raw: ProvisionBatchInput, options: { view?: (world: World) => World; quiet?: boolean } = {}): Promise<PlannedBatch> {
+    return planView(await readPlanning(raw), options);
+  }
+
+  /**
+   * One plan over a read world. `view` changes the world before planning: a disruption asks
+   * what its candidates' pods would need without them.
+   */
+  async function planView(state: Planning, options: { view?: (world: World) => World; quiet?: boolean } = {}): Promise<PlannedBatch> {
+    const { input, event, pools, classes, typesByClass } = state;
+    const heartbeat = (stage: string) => Context.current().heartbeat({ stage });
+    const world = (options.view ?? ((w: World) => w))(state.world);
     const planned: PlannedBatch = {
       batchId: input.batchId,
       pending: world.provisionable.length,
@@ -106,18 +133,13 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
       unschedulable: 0,
       pricePerHour: 0,
       solveMs: 0,
-      skipped: [],
+      skipped: [...state.skipped],
       templates: [],
       optionLists: [],
       claims: [],
       poolStatus: [],
     };
-
-    const { pools, classes, invalidClasses, skipped, invalid } = await validateKarpenterObjects(world, { event, guest, now: now() });
-    planned.skipped.push(...skipped);
-    // an invalid class is reported by name, not as missing
-    const typesByClass = new Map<string, CatalogResult>([...invalidClasses, ...(await cloudCatalog(cloud, classes, input.unavailable, { scope: input.cluster.name, resolutions }))]);
-    options.catalog?.(world, typesByClass);
+    const invalid = state.invalid;
     heartbeat('plan');
 
     const live = world.nodeClaims.filter((c) => c.metadata.deletionTimestamp === undefined);
@@ -257,6 +279,44 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     return out;
   }
 
+  /** The candidates' pods planned without them, judged (core/disruption/consolidate.ts), the plan narrowed to what the verdict keeps. */
+  async function simulateMove(state: Planning, leaving: readonly { nodeClaim: string; node: string }[], settings: ConsolidationSettings): Promise<{ planned: PlannedBatch; decision: ConsolidationDecision }> {
+    const nodes = new Set(leaving.map((c) => c.node));
+    const planned = await planView(state, { view: (world) => withoutNodes(world, nodes), quiet: true });
+    const types = new Map<string, ReplacementOption>();
+    for (const result of state.typesByClass.values()) if (result.ok) for (const t of result.instanceTypes) types.set(t.name, { instanceType: t.name, offerings: t.offerings });
+    const claims = new Map(state.world.nodeClaims.map((c) => [c.metadata.name, c]));
+    const priceOf = (name: string): ReplacedNode | undefined => {
+      const labels = claims.get(name)?.metadata.labels ?? {};
+      const current = types.get(labels['node.kubernetes.io/instance-type'] ?? '')?.offerings.find((o) => o.zone === labels['topology.kubernetes.io/zone'] && o.capacityType === labels['karpenter.sh/capacity-type']);
+      return current && current.price > 0 ? { price: current.price, capacityType: current.capacityType } : undefined;
+    };
+    const capacityTypesOf = (requirements: readonly { key: string; operator: string; values?: string[] | undefined }[]): CapacityType[] => {
+      const r = requirements.find((x) => x.key === 'karpenter.sh/capacity-type' && x.operator === 'In');
+      return (r?.values ?? ['spot', 'on-demand']).filter((v): v is CapacityType => v === 'spot' || v === 'on-demand');
+    };
+    const decision = moveDecision(
+      {
+        candidates: leaving.map((c) => priceOf(c.nodeClaim)),
+        claims: planned.claims.map((c) => ({ name: c.name, options: planned.optionLists[c.options] ?? [], capacityTypes: capacityTypesOf(c.requirements) })),
+        unschedulable: planned.unschedulable,
+        types,
+      },
+      settings,
+    );
+    // each replacement launches only what the price rules kept
+    const narrowed = decision.kind === 'replace' ? [{ claim: decision.claim, options: decision.options, capacityTypes: decision.capacityTypes }] : decision.kind === 'repack' ? decision.claims : [];
+    for (const keep of narrowed) {
+      planned.optionLists = [...planned.optionLists, keep.options];
+      const list = planned.optionLists.length - 1;
+      planned.claims = planned.claims.map((c) =>
+        c.name !== keep.claim ? c : { ...c, options: list, requirements: [...c.requirements.filter((r) => r.key !== 'karpenter.sh/capacity-type'), { key: 'karpenter.sh/capacity-type', operator: 'In', values: keep.capacityTypes }] },
+      );
+    }
+    if (decision.kind !== 'reject') planned.pricePerHour = decision.kind === 'repack' ? decision.pricePerHour : planned.pricePerHour;
+    return { planned, decision };
+  }
+
   const planBatch = (raw: ProvisionBatchInput) => planWith(raw);
 
   return {
@@ -272,46 +332,44 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     },
     /**
      * Single-node consolidation's simulation: the candidate's pods planned without it, and
-     * Karpenter's verdict on the plan (core/disruption/consolidate.ts). A replacement's
-     * claim is narrowed to the options the price rules kept (and to spot when forced), so
-     * what is launched is what was judged cheaper.
+     * the verdict on the plan (core/disruption/consolidate.ts). A replacement's claim is
+     * narrowed to the options the price rules kept (and to spot when forced), so what is
+     * launched is what was judged cheaper.
      */
-    async simulateConsolidation(raw: ProvisionBatchInput & { nodeClaim: string; node: string; spotToSpot?: boolean }): Promise<{ planned: PlannedBatch; decision: ConsolidationDecision }> {
-      let before: World | undefined;
-      let catalog: ReadonlyMap<string, CatalogResult> = new Map();
-      const view = (world: World) => {
-        before = world;
-        return withoutNodes(world, new Set([raw.node]));
-      };
-      const planned = await planWith(raw, { view, quiet: true, catalog: (_world, types) => void (catalog = types) });
-      const candidateClaim = before?.nodeClaims.find((c) => c.metadata.name === raw.nodeClaim);
-      const types = new Map<string, ReplacementOption>();
-      for (const result of catalog.values()) if (result.ok) for (const t of result.instanceTypes) types.set(t.name, { instanceType: t.name, offerings: t.offerings });
-      const labels = candidateClaim?.metadata.labels ?? {};
-      const current = types.get(labels['node.kubernetes.io/instance-type'] ?? '')?.offerings.find((o) => o.zone === labels['topology.kubernetes.io/zone'] && o.capacityType === labels['karpenter.sh/capacity-type']);
-      const capacityTypesOf = (requirements: readonly { key: string; operator: string; values?: string[] | undefined }[]): CapacityType[] => {
-        const r = requirements.find((x) => x.key === 'karpenter.sh/capacity-type' && x.operator === 'In');
-        return (r?.values ?? ['spot', 'on-demand']).filter((v): v is CapacityType => v === 'spot' || v === 'on-demand');
-      };
-      const decision = consolidationDecision(
-        {
-          ...(current && current.price > 0 ? { candidate: { price: current.price, capacityType: current.capacityType } } : {}),
-          claims: planned.claims.map((c) => ({ name: c.name, options: planned.optionLists[c.options] ?? [], capacityTypes: capacityTypesOf(c.requirements) })),
-          unschedulable: planned.unschedulable,
-          types,
-        },
-        { spotToSpot: raw.spotToSpot ?? false },
-      );
-      if (decision.kind === 'replace') {
-        // the replacement launches only what the price rules kept
-        planned.optionLists = [...planned.optionLists, decision.options];
-        planned.claims = planned.claims.map((c) =>
-          c.name !== decision.claim
-            ? c
-            : { ...c, options: planned.optionLists.length - 1, requirements: [...c.requirements.filter((r) => r.key !== 'karpenter.sh/capacity-type'), { key: 'karpenter.sh/capacity-type', operator: 'In', values: decision.capacityTypes }] },
-        );
+    async simulateConsolidation(raw: ProvisionBatchInput & { nodeClaim: string; node: string; spotToSpot?: boolean; manyToMany?: { minSavings: number } }): Promise<{ planned: PlannedBatch; decision: ConsolidationDecision }> {
+      const state = await readPlanning(raw);
+      return simulateMove(state, [{ nodeClaim: raw.nodeClaim, node: raw.node }], { spotToSpot: raw.spotToSpot ?? false, ...(raw.manyToMany ? { manyToMany: raw.manyToMany } : {}) });
+    },
+    /**
+     * Multi-node consolidation (multinodeconsolidation.go): the longest prefix of the
+     * ordered candidates (at least 2, at most 100) whose pods can move as a worthwhile
+     * command, found by binary search over one read of the cluster. With `manyToMany` a
+     * command may launch several new nodes (see repackDecision); without, at most one.
+     */
+    async simulateMultiNodeConsolidation(raw: ProvisionBatchInput & { candidates: { nodeClaim: string; node: string }[]; spotToSpot?: boolean; manyToMany?: { minSavings: number } }): Promise<MultiNodeSimulation> {
+      const state = await readPlanning(raw);
+      const settings = { spotToSpot: raw.spotToSpot ?? false, ...(raw.manyToMany ? { manyToMany: raw.manyToMany } : {}) };
+      const candidates = raw.candidates.slice(0, MULTI_NODE_CANDIDATES);
+      let best: { size: number; planned: PlannedBatch; decision: Exclude<ConsolidationDecision, { kind: 'reject' }> } | undefined;
+      let lastReject: string | undefined;
+      let simulations = 0;
+      let lo = 2;
+      let hi = candidates.length;
+      while (lo <= hi) {
+        const mid = Math.floor((lo + hi) / 2);
+        const { planned, decision } = await simulateMove(state, candidates.slice(0, mid), settings);
+        simulations++;
+        if (decision.kind === 'reject') {
+          lastReject = decision.reason;
+          hi = mid - 1;
+        } else {
+          best = { size: mid, planned, decision };
+          lo = mid + 1;
+        }
       }
-      return { planned, decision };
+      return best
+        ? { simulations, candidates: candidates.slice(0, best.size), planned: best.planned, decision: best.decision }
+        : { simulations, candidates: [], decision: { kind: 'reject', reason: lastReject ?? 'fewer than 2 candidates' } };
     },
     createClaims,
     /** Both steps in one activity: the provisioner's histories from before `plan-then-create` still call it. */

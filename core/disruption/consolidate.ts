@@ -1,37 +1,131 @@
-import { replaceDecision, type CapacityType, type ReplacementOption } from './price';
+import { replaceDecision, worstLaunchPrice, type CapacityType, type ReplacedNode, type ReplacementOption } from './price';
 
-// Single-node consolidation's decision (karpenter.md §1.5 "Consolidation core"): with the
-// candidate gone, where would its pods go? Nowhere new → delete it; one new node strictly
-// cheaper at its worst launch price → replace it; anything else → keep it. Pure: the
-// packing activity simulates, this decides.
+// Consolidation's decision (karpenter.md §1.5 "Consolidation core"): with the candidates
+// gone, where would their pods go? Nowhere new → delete them; one new node strictly cheaper
+// at its worst launch price → replace them (Karpenter's rules); several new nodes → only
+// beyond Karpenter, as a re-pack that must save at least `minSavings` even at the worst
+// launch prices. Pure: the packing activity simulates, this decides.
+
+export interface ConsolidationClaim {
+  name: string;
+  options: readonly string[];
+  capacityTypes: readonly CapacityType[];
+}
 
 export interface ConsolidationSimulation {
   /** what the candidate costs now; undefined when its offering is no longer priced */
-  candidate?: { price: number; capacityType: CapacityType };
+  candidate?: ReplacedNode;
   /** the new NodeClaims its pods would need (the rest of the cluster used first) */
-  claims: readonly { name: string; options: readonly string[]; capacityTypes: readonly CapacityType[] }[];
+  claims: readonly ConsolidationClaim[];
   /** pods that would fit nowhere */
   unschedulable: number;
   /** every instance type the plan could launch, with its offerings and prices */
   types: ReadonlyMap<string, ReplacementOption>;
 }
 
+/** Several candidates at once (multi-node consolidation): each one's price, undefined when unknown. */
+export interface MoveSimulation extends Omit<ConsolidationSimulation, 'candidate'> {
+  candidates: readonly (ReplacedNode | undefined)[];
+}
+
+export interface ConsolidationSettings {
+  /** Karpenter's SpotToSpotConsolidation feature gate */
+  spotToSpot: boolean;
+  /** re-pack into several new nodes when that saves at least this share of the candidates' price (0.05: 5 %); absent: never (Karpenter) */
+  manyToMany?: { minSavings: number };
+}
+
+export interface RepackedClaim {
+  claim: string;
+  options: string[];
+  capacityTypes: CapacityType[];
+}
+
 export type ConsolidationDecision =
   | { kind: 'delete'; savingsPerHour: number }
   | { kind: 'replace'; claim: string; options: string[]; capacityTypes: CapacityType[]; savingsPerHour: number }
+  | { kind: 'repack'; claims: RepackedClaim[]; savingsPerHour: number; worstSavingsPerHour: number; pricePerHour: number }
   | { kind: 'reject'; reason: string };
 
-export function consolidationDecision(sim: ConsolidationSimulation, settings: { spotToSpot: boolean } = { spotToSpot: false }): ConsolidationDecision {
-  if (sim.unschedulable > 0) return { kind: 'reject', reason: `${sim.unschedulable} pod(s) would fit nowhere without it` };
-  if (sim.candidate === undefined) return { kind: 'reject', reason: 'its current offering has no known price' };
-  if (sim.claims.length === 0) return { kind: 'delete', savingsPerHour: sim.candidate.price };
-  if (sim.claims.length > 1) return { kind: 'reject', reason: `its pods would need ${sim.claims.length} new nodes (one node is never replaced by several)` };
-  const claim = sim.claims[0]!;
-  const options = claim.options.flatMap((name) => {
-    const t = sim.types.get(name);
-    return t ? [t] : [];
+const dollars = (n: number) => `$${n.toFixed(4)}/h`;
+
+/** Single-node consolidation: one candidate. */
+export function consolidationDecision(sim: ConsolidationSimulation, settings: ConsolidationSettings = { spotToSpot: false }): ConsolidationDecision {
+  const { candidate, ...rest } = sim;
+  return moveDecision({ ...rest, candidates: [candidate] }, settings);
+}
+
+/** Whether moving these candidates' pods as simulated is worth it, and what to launch. */
+export function moveDecision(sim: MoveSimulation, settings: ConsolidationSettings = { spotToSpot: false }): ConsolidationDecision {
+  const one = sim.candidates.length === 1;
+  if (sim.unschedulable > 0) return { kind: 'reject', reason: `${sim.unschedulable} pod(s) would fit nowhere without ${one ? 'it' : 'them'}` };
+  const priced = sim.candidates.filter((c): c is ReplacedNode => c !== undefined);
+  if (priced.length < sim.candidates.length) return { kind: 'reject', reason: one ? 'its current offering has no known price' : `${sim.candidates.length - priced.length} of the nodes have no known price` };
+  const total = priced.reduce((sum, c) => sum + c.price, 0);
+  if (sim.claims.length === 0) return { kind: 'delete', savingsPerHour: total };
+  const optionsOf = (claim: ConsolidationClaim) => claim.options.flatMap((name) => sim.types.get(name) ?? []);
+  if (sim.claims.length === 1) {
+    const claim = sim.claims[0]!;
+    const decision = replaceDecision(priced, optionsOf(claim), claim.capacityTypes, settings);
+    if (decision.kind === 'reject') return decision;
+    return { kind: 'replace', claim: claim.name, options: decision.options.map((o) => o.instanceType), capacityTypes: decision.capacityTypes, savingsPerHour: decision.savingsPerHour };
+  }
+  if (!settings.manyToMany) {
+    return { kind: 'reject', reason: one ? `its pods would need ${sim.claims.length} new nodes (one node is never replaced by several)` : `their pods would need ${sim.claims.length} new nodes (many-to-many consolidation is off)` };
+  }
+  return repackDecision(priced, sim.claims.map((c) => ({ name: c.name, options: optionsOf(c), capacityTypes: c.capacityTypes })), { spotToSpot: settings.spotToSpot, minSavings: settings.manyToMany.minSavings });
+}
+
+const cheapestOf = (option: ReplacementOption, capacityTypes: readonly CapacityType[]) => {
+  const prices = option.offerings.filter((o) => o.available && capacityTypes.includes(o.capacityType)).map((o) => o.price);
+  return prices.length === 0 ? Infinity : Math.min(...prices);
+};
+
+/**
+ * Beyond Karpenter: the candidates' pods re-packed into several new nodes. The move may
+ * cost at most `total × (1 − minSavings)` even if every launch lands on its dearest
+ * offering: each replacement gets a share of that allowance in proportion to its cheapest
+ * price, and keeps only the options whose worst launch price fits its share. Capacity
+ * types follow Karpenter's replace rules: a replacement that may be spot or on-demand is
+ * forced to spot; spot candidates replaced by spot need spot-to-spot turned on.
+ */
+export function repackDecision(
+  candidates: readonly ReplacedNode[],
+  claims: readonly { name: string; options: readonly ReplacementOption[]; capacityTypes: readonly CapacityType[] }[],
+  settings: { spotToSpot: boolean; minSavings: number },
+): ConsolidationDecision {
+  const total = candidates.reduce((sum, c) => sum + c.price, 0);
+  const allowance = total * (1 - settings.minSavings);
+  const allSpot = candidates.every((c) => c.capacityType === 'spot');
+  const typed = claims.map((claim) => {
+    const capacityTypes: CapacityType[] = claim.capacityTypes.includes('spot') && claim.capacityTypes.includes('on-demand') ? ['spot'] : [...claim.capacityTypes];
+    const cheapest = Math.min(...claim.options.map((o) => cheapestOf(o, capacityTypes)));
+    return { ...claim, capacityTypes, cheapest };
   });
-  const decision = replaceDecision([sim.candidate], options, claim.capacityTypes, settings);
-  if (decision.kind === 'reject') return decision;
-  return { kind: 'replace', claim: claim.name, options: decision.options.map((o) => o.instanceType), capacityTypes: decision.capacityTypes, savingsPerHour: decision.savingsPerHour };
+  if (allSpot && typed.some((c) => c.capacityTypes.includes('spot')) && !settings.spotToSpot) return { kind: 'reject', reason: 'replacing spot capacity with spot needs spot-to-spot consolidation turned on' };
+  const unpriced = typed.find((c) => !Number.isFinite(c.cheapest));
+  if (unpriced) return { kind: 'reject', reason: `replacement ${unpriced.name} has no offering it may launch on` };
+  const best = typed.reduce((sum, c) => sum + c.cheapest, 0);
+  const percent = (settings.minSavings * 100).toFixed(0);
+  if (best > allowance) {
+    return { kind: 'reject', reason: `re-packed into ${claims.length} nodes at best ${dollars(best)} against ${dollars(total)}: saves less than ${percent} %` };
+  }
+  const kept: (RepackedClaim & { worst: number })[] = [];
+  for (const c of typed) {
+    const share = (c.cheapest / best) * allowance;
+    const fits = c.options
+      .map((o) => ({ o, worst: worstLaunchPrice(o, c.capacityTypes), cheapest: cheapestOf(o, c.capacityTypes) }))
+      .filter((x): x is { o: ReplacementOption; worst: number; cheapest: number } => x.worst !== undefined && x.worst <= share + 1e-12)
+      .sort((a, b) => a.cheapest - b.cheapest || a.o.instanceType.localeCompare(b.o.instanceType));
+    if (fits.length === 0) return { kind: 'reject', reason: `replacement ${c.name}: no option is sure to cost at most its ${dollars(share)} share of a ${percent} % saving` };
+    kept.push({ claim: c.name, options: fits.map((x) => x.o.instanceType), capacityTypes: c.capacityTypes, worst: Math.max(...fits.map((x) => x.worst)) });
+  }
+  const worst = kept.reduce((sum, c) => sum + c.worst, 0);
+  return {
+    kind: 'repack',
+    claims: kept.map(({ worst: _worst, ...c }) => c),
+    savingsPerHour: total - best,
+    worstSavingsPerHour: total - worst,
+    pricePerHour: best,
+  };
 }

@@ -43,6 +43,8 @@ export interface RoundResult {
   command?: DisruptionCommand;
   /** when no command: single-node consolidation's candidates, cheapest to disrupt first, each within its pool's budget (the workflow simulates them in turn) */
   consolidate?: CommandCandidate[];
+  /** when no command: multi-node consolidation's candidates — the same order, as many per pool as its budget allows at once, at most 100 */
+  multiNode?: CommandCandidate[];
   /** candidates each method considered */
   considered: Partial<Record<DisruptionMethod, number>>;
   /** nodes a method would have taken but for a rule the admin controls (pods, budgets, annotations) */
@@ -121,13 +123,40 @@ export function consolidationCandidates(input: RoundInput, result: RoundResult):
   return out;
 }
 
-/** One round: the first method that yields a command wins — emptiness, then drift (consolidation follows as it lands). */
+/** One round: the first method that yields a command wins — emptiness, then drift; else the consolidation candidates, for the workflow to simulate (multi-node, then single-node). */
 export function disruptionRound(input: RoundInput): RoundResult {
   const result: RoundResult = { considered: {}, blocked: [] };
   const command = emptinessCommand(input, result) ?? driftCommand(input, result);
   if (command) result.command = command;
-  else result.consolidate = consolidationCandidates(input, result);
+  else {
+    result.consolidate = consolidationCandidates(input, result);
+    result.multiNode = multiNodeCandidates(input, result.consolidate);
+  }
   return result;
+}
+
+/** Karpenter's cap on multi-node consolidation's candidates */
+export const MULTI_NODE_CANDIDATES = 100;
+
+/**
+ * Multi-node consolidation's candidates (multinodeconsolidation.go): single-node's, in
+ * the same order, each pool's cut to what its `Underutilized` budget allows at once, the
+ * whole at most 100. Fewer than two: no multi-node command.
+ */
+export function multiNodeCandidates(input: RoundInput, candidates: readonly CommandCandidate[]): CommandCandidate[] {
+  const left = new Map<string, number>();
+  const out: CommandCandidate[] = [];
+  for (const c of candidates) {
+    const pool = input.pools.get(c.nodePool);
+    if (!pool) continue;
+    if (!left.has(c.nodePool)) left.set(c.nodePool, disruptionsLeft(pool.budgets, 'Underutilized', pool.counts, new Date(input.now)));
+    const n = left.get(c.nodePool)!;
+    if (n <= 0) continue;
+    left.set(c.nodePool, n - 1);
+    out.push(c);
+    if (out.length === MULTI_NODE_CANDIDATES) break;
+  }
+  return out.length >= 2 ? out : [];
 }
 
 /**

@@ -61,7 +61,7 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
     });
   }
 
-  async function deploy(name: string, replicas: number, nodePool: string) {
+  async function deploy(name: string, replicas: number, nodePool: string, cpu = '1500m') {
     await apps.createNamespacedDeployment({
       namespace,
       body: {
@@ -74,7 +74,7 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
             spec: {
               nodeSelector: { 'karpenter.sh/nodepool': nodePool },
               tolerations: [{ key: 'autonode.io/test', operator: 'Equal', value: lh.id, effect: 'NoSchedule' }],
-              containers: [{ name: 'app', image: 'registry.example/app:1', resources: { requests: { cpu: '1500m', memory: '512Mi' } } }],
+              containers: [{ name: 'app', image: 'registry.example/app:1', resources: { requests: { cpu, memory: '512Mi' } } }],
             },
           },
         },
@@ -244,5 +244,38 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
       return s.lastCommand?.command.method === 'consolidation' ? s : undefined;
     }, 30_000);
     expect(status.lastCommand).toEqual(expect.objectContaining({ outcome: 'done', command: expect.objectContaining({ method: 'consolidation', reason: 'Underutilized', replace: false, summary: expect.stringContaining('fit elsewhere') }) }));
+  });
+
+  it('many-to-many: four one-pod nodes re-packed into two cheaper ones in one command (Karpenter stops at three into one)', async () => {
+    // the last test's node goes first (empty), so only this pool's nodes are candidates
+    await apps.patchNamespacedDeploymentScale({ namespace, name: 'frag', body: { spec: { replicas: 0 } } }, mergePatch);
+    await eventually('the frag pool empty', async () => ((await claimsOf(`frag-${lh.id}`)).length === 0 ? true : undefined), 180_000);
+    const name = `m2m-${lh.id}`;
+    // m5.large holds one 1200m pod, m5.xlarge three: four pods cost 4 × m5.large one by one, m5.xlarge + m5.large packed
+    await createPool(name, { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: 'Never', budgets: [{ nodes: '100%' }] }, {}, { types: ['m5.large', 'm5.xlarge'] });
+    await deploy('m2m', 1, name, '1200m');
+    for (let replicas = 1; replicas <= 4; replicas++) {
+      if (replicas > 1) await apps.patchNamespacedDeploymentScale({ namespace, name: 'm2m', body: { spec: { replicas } } }, mergePatch);
+      await eventually(`${replicas} pod(s) Running`, async () => {
+        const pods = (await lh.guest.core.listNamespacedPod({ namespace, labelSelector: 'app=m2m' })).items;
+        return pods.filter((p) => p.status?.phase === 'Running').length === replicas ? true : undefined;
+      }, 180_000);
+    }
+    const before = await claimsOf(name);
+    expect(before.map((c) => c.metadata.labels?.['node.kubernetes.io/instance-type'])).toEqual(['m5.large', 'm5.large', 'm5.large', 'm5.large']);
+
+    await lh.guest.customObjects.patchClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name, body: { spec: { disruption: { consolidateAfter: '5s' } } } }, mergePatch);
+    const disruption = await startDisruption();
+    await disruption.signal('disruptNow');
+    const after = await eventually('two nodes left, running the four pods', async () => {
+      const all = await claimsOf(name);
+      const pods = (await lh.guest.core.listNamespacedPod({ namespace, labelSelector: 'app=m2m' })).items;
+      const nodes = new Set(all.map((c) => c.status?.nodeName));
+      return all.length === 2 && all.every(initialized) && pods.length === 4 && pods.every((p) => p.status?.phase === 'Running' && nodes.has(p.spec?.nodeName)) ? all : undefined;
+    }, 300_000);
+    expect(after.map((c) => c.metadata.labels?.['node.kubernetes.io/instance-type']).sort()).toEqual(['m5.large', 'm5.xlarge']);
+    const status = await disruption.query<DisruptionStatus>('status');
+    expect(status.lastCommand).toEqual(expect.objectContaining({ outcome: 'done', command: expect.objectContaining({ method: 'consolidation', replace: true, summary: expect.stringContaining('the pods of 4 nodes re-packed into 2 cheaper nodes') }) }));
+    expect(status.lastCommand!.command.candidates.map((c) => c.nodeClaim).sort()).toEqual(before.map((c) => c.metadata.name).sort());
   });
 });

@@ -4,7 +4,9 @@
 // waits for its nodes.
 import { Worker } from '@temporalio/worker';
 import type { DisruptionActivities, PlanRoundResult } from '../../activities/disruption/activity';
-import type { DisruptionCommand } from '../../core/disruption';
+import type { MultiNodeSimulation, ProvisionerActivities } from '../../activities/provisioner/activity';
+import type { CompactClaim, PlannedBatch } from '../../core/provisioning';
+import type { CommandCandidate, DisruptionCommand } from '../../core/disruption';
 import { disruptionWorkflowId } from '../../core/lifecycle';
 import { type DisruptionStatus } from '../../workflows/disruption';
 import { startTimeSkipping, type TimeSkippingHarness } from './support';
@@ -33,13 +35,30 @@ beforeAll(async () => {
     return h.env.currentTimeMs().then((t) => void (entry.at = t));
   };
   const rounds = new Map<string, number>();
-  const activities: DisruptionActivities = {
+  const activities: DisruptionActivities & Pick<ProvisionerActivities, 'simulateMultiNodeConsolidation' | 'simulateConsolidation' | 'createClaims'> = {
     async planRound(input): Promise<PlanRoundResult> {
       await log(input.cluster, 'planRound');
       const n = (rounds.get(input.cluster.name) ?? 0) + 1;
       rounds.set(input.cluster.name, n);
+      const multi = multiNode.get(input.cluster.name);
+      // multi-node clusters: the same three consolidation candidates every round, their pods unchanged
+      if (multi) return { consolidate: multi.candidates, multiNode: multi.candidates, considered: { consolidation: 3 }, blocked: [], memory: {}, nodes: 3 };
       // the first round finds the command; later ones find nothing
       return { ...(n === 1 ? { command } : {}), considered: { emptiness: n === 1 ? 1 : 0 }, blocked: [], memory: {}, nodes: 1 };
+    },
+    async simulateMultiNodeConsolidation(input): Promise<MultiNodeSimulation> {
+      await log(input.cluster, 'simulateMultiNodeConsolidation');
+      const multi = multiNode.get(input.cluster.name)!;
+      if (multi.result.decision.kind !== 'reject' && (rounds.get(input.cluster.name) ?? 0) > 1) return { simulations: 1, candidates: [], decision: { kind: 'reject', reason: 'done already' } };
+      return multi.result;
+    },
+    async simulateConsolidation(input) {
+      await log(input.cluster, 'simulateConsolidation');
+      return { planned: planned(input.batchId, []), decision: { kind: 'reject', reason: 'its pods would need 2 new nodes' } };
+    },
+    async createClaims(input) {
+      await log(input.cluster, `createClaims ${input.claims.map((c) => c.name).join(',')}`);
+      return { created: input.claims.map((c) => c.name), resumed: [], refused: [] };
     },
     async validateCommand(input) {
       await log(input.cluster, 'validateCommand');
@@ -51,8 +70,9 @@ beforeAll(async () => {
     async deleteCandidates(input) {
       await log(input.cluster, 'deleteCandidates');
     },
-    async replacementsState() {
-      throw new Error('no replacements in this test');
+    async replacementsState(input) {
+      await log(input.cluster, 'replacementsState');
+      return { initialized: input.names, gone: [] };
     },
     async abandonCommand(input) {
       await log(input.cluster, 'abandonCommand');
@@ -83,7 +103,12 @@ async function runUntil(cluster: string, ok: (s: DisruptionStatus) => boolean): 
 }
 
 const start = (cluster: string) =>
-  h.env.client.workflow.start('disruptionWorkflow', { taskQueue: queue, workflowId: disruptionWorkflowId(cluster), args: [{ cluster: { name: cluster, region: 'us-east-1' }, taskQueues: { control: queue } }] });
+  h.env.client.workflow.start('disruptionWorkflow', { taskQueue: queue, workflowId: disruptionWorkflowId(cluster), args: [{ cluster: { name: cluster, region: 'us-east-1' }, taskQueues: { control: queue, packing: queue } }] });
+
+const planned = (batchId: string, claims: CompactClaim[]): PlannedBatch => ({ batchId, pending: 0, nominated: 0, onExistingNodes: 0, unschedulable: 0, pricePerHour: 0, solveMs: 0, skipped: [], templates: [], optionLists: [['m5.xlarge']], claims, poolStatus: [] });
+const candidate = (name: string): CommandCandidate => ({ nodeClaim: name, node: `node-${name}`, nodePool: 'p' });
+/** per cluster: multi-node candidates every round, and what their simulation finds */
+const multiNode = new Map<string, { candidates: CommandCandidate[]; result: MultiNodeSimulation }>();
 
 it('a command that still holds after the 15 s delay is carried out: taint, delete, wait until the nodes are gone', async () => {
   script.set('holds', { valid: true, goneAfter: 2 });
@@ -108,5 +133,36 @@ it('a command that no longer holds is dropped before any node is touched', async
   expect(status.commands).toBe(0);
   expect(calls.get('stale')!.map((c) => c.name)).not.toContain('startCommand');
   expect(calls.get('stale')!.map((c) => c.name)).not.toContain('deleteCandidates');
+  await handle.terminate('test over');
+});
+
+it('many-to-many: the longest worthwhile prefix is re-packed — replacements launched and Initialized before the candidates go', async () => {
+  const claim = (name: string): CompactClaim => ({ name, pool: 'p', options: 0, requirements: [], requests: { cpu: '1' }, price: 0.19, pods: 1 });
+  multiNode.set('repack', {
+    candidates: ['a', 'b', 'c'].map(candidate),
+    result: {
+      simulations: 2,
+      candidates: [{ nodeClaim: 'a', node: 'node-a' }, { nodeClaim: 'b', node: 'node-b' }],
+      planned: planned('sim', [claim('r-1'), claim('r-2')]),
+      decision: { kind: 'repack', claims: [{ claim: 'r-1', options: ['m5.xlarge'], capacityTypes: ['on-demand'] }, { claim: 'r-2', options: ['m5.xlarge'], capacityTypes: ['on-demand'] }], savingsPerHour: 0.2, worstSavingsPerHour: 0.1, pricePerHour: 0.38 },
+    },
+  });
+  script.set('repack', { valid: true, goneAfter: 0 });
+  const handle = await start('repack');
+  const status = await runUntil('repack', (s) => s.lastCommand !== undefined);
+  expect(status.lastCommand).toEqual(expect.objectContaining({ outcome: 'done' }));
+  expect(status.lastCommand!.command).toEqual(expect.objectContaining({ method: 'consolidation', reason: 'Underutilized', replace: true, candidates: [candidate('a'), candidate('b')], summary: expect.stringContaining('the pods of 2 nodes re-packed into 2 cheaper nodes') }));
+  const made = calls.get('repack')!.map((c) => c.name);
+  expect(made.slice(0, 8)).toEqual(['planRound', 'simulateMultiNodeConsolidation', 'validateCommand', 'startCommand', 'createClaims r-1,r-2', 'replacementsState', 'deleteCandidates', 'commandNodesLeft']);
+  await handle.terminate('test over');
+});
+
+it('a multi-node set found not worth it is not simulated again while its pods stay the same; single-node goes on', async () => {
+  multiNode.set('same', { candidates: ['a', 'b', 'c'].map(candidate), result: { simulations: 2, candidates: [], decision: { kind: 'reject', reason: 'saves less than 5 %' } } });
+  const handle = await start('same');
+  await runUntil('same', (s) => s.rounds >= 3);
+  const made = calls.get('same')!.map((c) => c.name);
+  expect(made.filter((n) => n === 'simulateMultiNodeConsolidation')).toHaveLength(1);
+  expect(made.filter((n) => n === 'simulateConsolidation').length).toBeGreaterThanOrEqual(1);
   await handle.terminate('test over');
 });

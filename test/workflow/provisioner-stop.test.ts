@@ -33,6 +33,9 @@ beforeAll(async () => {
     async simulateConsolidation(): Promise<never> {
       throw new Error('not in this test');
     },
+    async simulateMultiNodeConsolidation(): Promise<never> {
+      throw new Error('not in this test');
+    },
     async createClaims(): Promise<CreatedClaims> {
       return { created: [], resumed: [], refused: [] };
     },
