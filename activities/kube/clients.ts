@@ -4,8 +4,18 @@ import {
   CustomObjectsApi,
   KubeConfig,
   KubernetesObjectApi,
+  ServerConfiguration,
   Watch,
+  createConfiguration,
+  type Configuration,
 } from '@kubernetes/client-node';
+
+/**
+ * The longest one API request may take (watches excepted). The client sets no limit of its
+ * own: a request that never answers would hold its activity until the activity's timeout
+ * (minutes) instead of failing and being retried. A list of 20k pods reads in seconds.
+ */
+export const KUBE_REQUEST_TIMEOUT_MS = 60_000;
 
 /**
  * The Kubernetes API clients autonode uses against one cluster (guest or management),
@@ -23,16 +33,41 @@ export interface KubeClients {
   watch: Watch;
 }
 
-export function kubeClientsFromConfig(config: KubeConfig): KubeClients {
+/** KubernetesObjectApi.makeApiClient, on a given configuration. */
+class ObjectApi extends KubernetesObjectApi {
+  static withDefaultNamespace(configuration: Configuration, config: KubeConfig): KubernetesObjectApi {
+    const api = new ObjectApi(configuration);
+    api.setDefaultNamespace(config);
+    return api;
+  }
+}
+
+export function kubeClientsFromConfig(config: KubeConfig, o: { requestTimeoutMs?: number } = {}): KubeClients {
   const cluster = config.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster: set current-context');
+  // KubeConfig.makeApiClient's configuration, plus a deadline on every request
+  const timeoutMs = o.requestTimeoutMs ?? KUBE_REQUEST_TIMEOUT_MS;
+  const configuration: Configuration = createConfiguration({
+    baseServer: new ServerConfiguration(cluster.server, {}),
+    authMethods: { default: config },
+    promiseMiddleware: [
+      {
+        pre: async (context) => {
+          if (!context.getSignal()) context.setSignal(AbortSignal.timeout(timeoutMs));
+          return context;
+        },
+        post: async (context) => context,
+      },
+    ],
+  });
+  const objects = ObjectApi.withDefaultNamespace(configuration, config);
   return {
     server: cluster.server,
     config,
-    core: config.makeApiClient(CoreV1Api),
-    certificates: config.makeApiClient(CertificatesV1Api),
-    customObjects: config.makeApiClient(CustomObjectsApi),
-    objects: KubernetesObjectApi.makeApiClient(config),
+    core: new CoreV1Api(configuration),
+    certificates: new CertificatesV1Api(configuration),
+    customObjects: new CustomObjectsApi(configuration),
+    objects,
     watch: new Watch(config),
   };
 }

@@ -168,7 +168,7 @@ describe('provisioner: a packing worker killed mid-batch (real process, real sta
       for (const name of planned.filter((n) => counts.get(n) === 0)) {
         const claim = await lh.claims.get(name);
         const described = await lh.t.client.workflow.getHandle(nodeClaimWorkflowId(lh.h.cluster.name, name)).describe().catch((e: unknown) => String(e));
-        const pending = typeof described === 'string' ? described : JSON.stringify({ status: described.status.name, pending: described.raw.pendingActivities?.map((a) => ({ type: a.activityType?.name, attempt: a.attempt, failure: a.lastFailure?.message })) });
+        const pending = typeof described === 'string' ? described : JSON.stringify({ status: described.status.name, pending: described.raw.pendingActivities?.map((a) => ({ type: a.activityType?.name, state: a.state, attempt: a.attempt, started: a.lastStartedTime?.seconds?.toString(), heartbeat: a.lastHeartbeatTime?.seconds?.toString(), worker: a.lastWorkerIdentity, failure: a.lastFailure?.message })) });
         console.log(`claim ${name} has no instance: conditions ${JSON.stringify(claim?.status?.conditions)}; workflow ${pending}`);
       }
       throw err;
