@@ -68,10 +68,6 @@ const utf8 = (bytes: Uint8Array | null | undefined) => (bytes ? Buffer.from(byte
 export class AesGcmPayloadCodec implements PayloadCodec {
   constructor(private readonly keyring: PayloadKeyring) {}
 
-  get primaryKeyId(): string {
-    return this.keyring.primaryId;
-  }
-
   async encode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((p) => this.encrypt(p));
   }

@@ -13,8 +13,3 @@ export function autonodeDataConverter(source: PayloadKeySource): DataConverter {
   return keyring ? { payloadCodecs: [new AesGcmPayloadCodec(keyring)] } : {};
 }
 
-/** For start-up lines: whether (and with which primary key) payloads are encrypted. */
-export function describeDataConverter(converter: DataConverter): string {
-  const codec = converter.payloadCodecs?.find((c): c is AesGcmPayloadCodec => c instanceof AesGcmPayloadCodec);
-  return codec ? `payloads encrypted (AES-256-GCM, primary key "${codec.primaryKeyId}")` : 'payloads not encrypted (no AUTONODE_PAYLOAD_KEYS_FILE / AUTONODE_PAYLOAD_KEYS)';
-}

@@ -6,11 +6,10 @@ import { isPayloadDecryptionError, isPayloadKeyNotFoundError } from './aes-gcm-c
 
 /**
  * Temporal's remote codec protocol, so the Web UI and `temporal … --codec-endpoint` can show
- * decoded payloads to an operator who runs this with the keys:
- * `POST /encode` and `POST /decode` (also under one leading path segment, e.g.
- * `/{namespace}/decode`) with `{"payloads": [{"metadata": {"k": "<base64>"}, "data": "<base64>"}]}`
- * (proto3 JSON: every bytes value is base64), answered in the same shape. `X-Namespace`
- * names the Temporal namespace.
+ * decoded payloads to an operator who runs this with the keys: `POST …/encode` and
+ * `POST …/decode` (at any depth, e.g. `/{namespace}/decode`) with
+ * `{"payloads": [{"metadata": {"k": "<base64>"}, "data": "<base64>"}]}` (proto3 JSON: every
+ * bytes value is base64), answered in the same shape. `X-Namespace` names the namespace.
  */
 export interface CodecServerOptions {
   codec: PayloadCodec;
@@ -38,7 +37,8 @@ const PayloadsBodySchema = z.object({
 });
 type JsonPayload = z.infer<typeof PayloadsBodySchema>['payloads'][number];
 
-const ROUTE = /^(?:\/[^/]+)?\/(encode|decode)$/;
+// the protocol decides on the path's last segment only, so a proxy can mount it at any depth
+const ROUTE = /^(?:\/[^/]+)*\/(encode|decode)$/;
 const ALLOWED_HEADERS = 'Content-Type, X-Namespace, Authorization';
 
 class HttpError extends Error {

@@ -63,9 +63,9 @@ describe('codec server (open, for the UI at one origin)', () => {
     expect(defaultPayloadConverter.fromPayload((await codec.decode([sealed!]))[0]!)).toBe('a signal argument');
   });
 
-  it('serves /{namespace}/decode too (the CLI templates the endpoint) and passes plain payloads through', async () => {
+  it.each(['/default/decode', '/codec/autonode/default/decode'])('serves %s too (the CLI templates the endpoint; a proxy mounts it deeper) and passes plain payloads through', async (path) => {
     const plain = defaultPayloadConverter.toPayload({ before: 'encryption' });
-    const answer = await post(server, '/default/decode', [plain]);
+    const answer = await post(server, path, [plain]);
     expect(answer.status).toBe(200);
     expect(defaultPayloadConverter.fromPayload(payloadsOf(answer)[0]!)).toEqual({ before: 'encryption' });
   });
@@ -93,7 +93,7 @@ describe('codec server (open, for the UI at one origin)', () => {
     expect(answer.body).toMatch(/origin http:\/\/evil\.example is not allowed/);
   });
 
-  it.each([
+  it.each<[string, { method?: string; path: string; body?: string }, number, RegExp]>([
     ['an unknown key id (422, naming it)', { path: '/decode', body: 'UNKNOWN' }, 422, /key "old", which is not in this process's keyring/],
     ['a body that is not JSON', { path: '/decode', body: '{"payloads": [' }, 400, /body is not JSON/],
     ['a body without payloads', { path: '/decode', body: '{"payload": []}' }, 400, /payloads: /],
