@@ -5,18 +5,21 @@
 // claim's names and the instance's identity, and decoded with the codec to find them.
 import { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { type Payload } from '@temporalio/common';
+import { ApplicationFailure, type Payload, type PayloadCodec } from '@temporalio/common';
 import { type temporal } from '@temporalio/proto';
 import { AesGcmPayloadCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA } from '../../workers/codec/aes-gcm-codec';
+import { autonodeDataConverter } from '../../workers/codec/data-converter';
 import { HOUR, instance, startTimeSkipping, type TimeSkippingHarness } from './support';
-import { aKeyring } from '../support/payload-keys';
+import { aKeyring, aKeyringFile } from '../support/payload-keys';
 
 jest.setTimeout(120_000);
 
-const codec = new AesGcmPayloadCodec(aKeyring(['2026-11']));
+// what the workers and clients get from AUTONODE_PAYLOAD_KEYS: the codec, and failures encoded
+const dataConverter = autonodeDataConverter({ AUTONODE_PAYLOAD_KEYS: JSON.stringify(aKeyringFile(['2026-11'])) });
+const codec: PayloadCodec = dataConverter.payloadCodecs![0]!;
 let h: TimeSkippingHarness;
 beforeAll(async () => {
-  h = await startTimeSkipping({ dataConverter: { payloadCodecs: [codec] } });
+  h = await startTimeSkipping({ dataConverter });
 }, 120_000);
 afterAll(async () => {
   await h?.close();
@@ -123,11 +126,41 @@ describe('payload encryption on a nodeclaim workflow (time-skipping)', () => {
 
   it('the encrypted history replays on a worker with the keys, and not on one without them', async () => {
     for (const { history } of histories) {
-      await expect(Worker.runReplayHistory({ workflowBundle: h.workflowBundle, dataConverter: { payloadCodecs: [codec] } }, history)).resolves.toBeUndefined();
+      await expect(Worker.runReplayHistory({ workflowBundle: h.workflowBundle, dataConverter }, history)).resolves.toBeUndefined();
     }
     const first = histories[0]!.history;
-    await expect(Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, first)).rejects.toThrow(/binary\/encrypted/);
+    // the sandbox cannot read the input ("Unknown encoding: binary/encrypted"); the bundle's
+    // failure converter encodes that message, so only the replay's failure shows here
+    await expect(Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, first)).rejects.toThrow(/Replay failed due workflow task failure.*Encoded failure/);
     const otherKeys = new AesGcmPayloadCodec(aKeyring(['2026-05']));
     await expect(Worker.runReplayHistory({ workflowBundle: h.workflowBundle, dataConverter: { payloadCodecs: [otherKeys] } }, first)).rejects.toThrow(/2026-11.*which is not in this process's keyring \(it has: 2026-05\)/);
+  });
+});
+
+describe('failures under payload encryption (time-skipping)', () => {
+  it('a failed launch keeps only its type in the clear: message and stack trace are encrypted, and the workflow still reads them', async () => {
+    const message = `EC2 refused the launch of ${CLAIM} in ${CLUSTER}: subnet of ${instance.instanceId} is full`;
+    const run = await h.run(
+      { launch: () => { throw ApplicationFailure.nonRetryable(message, 'InvalidRequest'); } },
+      { cluster: { name: CLUSTER, region: 'us-east-1' }, nodeClaim: { name: CLAIM, uid: 'uid-secret' } },
+    );
+    // the workflow decoded the failure: its result carries the message
+    expect(run.result.end).toEqual({ kind: 'launchFailed', reason: message });
+
+    const plain = new Client({ connection: h.env.connection, namespace: h.env.namespace ?? 'default' });
+    const runIds = [...new Set(run.calls.map((c) => c.runId))];
+    const histories = await Promise.all(runIds.map(async (runId) => ({ runId, history: await plain.workflow.getHandle(run.workflowId, runId).fetchHistory() })));
+    const text = readHistories(histories).text.join('\n');
+    for (const secret of [CLAIM, CLUSTER, instance.instanceId]) expect({ secret, found: text.includes(secret) }).toEqual({ secret, found: false });
+
+    const failed = histories.flatMap(({ history }) => history.events ?? []).filter((e) => e.activityTaskFailedEventAttributes);
+    expect(failed).toHaveLength(1);
+    const failure = failed[0]!.activityTaskFailedEventAttributes!.failure!;
+    expect(failure.message).toBe('Encoded failure');
+    expect(failure.stackTrace ?? '').toBe('');
+    expect(failure.applicationFailureInfo?.type).toBe('InvalidRequest');
+    expect(utf8(failure.encodedAttributes?.metadata?.encoding)).toBe(ENCRYPTED_ENCODING);
+    const [attributes] = await codec.decode([failure.encodedAttributes!]);
+    expect(JSON.parse(utf8(attributes!.data))).toEqual({ message, stack_trace: expect.any(String) });
   });
 });

@@ -168,7 +168,9 @@ export async function startTimeSkipping(options: TimeSkippingOptions = {}): Prom
     namespace: env.namespace ?? 'default',
     searchAttributes: Object.fromEntries(autonodeSearchAttributes.map((key) => [key.name, 2])),
   });
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+  // a failure converter of the DataConverter runs inside the workflows too: it is bundled with them
+  const failureConverterPath = options.dataConverter?.failureConverterPath;
+  const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN'), ...(failureConverterPath ? { failureConverterPath } : {}) });
   return {
     env,
     workflowBundle,

@@ -1,5 +1,6 @@
 import { inspect } from 'node:util';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { loadDataConverter } from '@temporalio/common/lib/internal-non-workflow';
 import {
   AesGcmPayloadCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA, isPayloadDecryptionError, isPayloadKeyNotFoundError,
 } from '../../../workers/codec/aes-gcm-codec';
@@ -125,6 +126,16 @@ describe('autonodeDataConverter', () => {
     expect(converter.payloadCodecs).toHaveLength(1);
     const [encoded] = await converter.payloadCodecs![0]!.encode([toPayload(claim)]);
     expect(text(encoded!.metadata?.[KEY_ID_METADATA])).toBe('k1');
+  });
+
+  it('moves failure messages and stack traces into a payload, so the codec encrypts them too', () => {
+    const keys = JSON.stringify({ primary: 'k1', keys: [{ id: 'k1', key: Buffer.alloc(32, 1).toString('base64') }] });
+    const { failureConverter } = loadDataConverter(autonodeDataConverter({ AUTONODE_PAYLOAD_KEYS: keys }));
+    const failure = failureConverter.errorToFailure(new Error('claim spot-example-x7k2p: no capacity'), defaultPayloadConverter);
+    expect(failure.message).toBe('Encoded failure');
+    expect(defaultPayloadConverter.fromPayload(failure.encodedAttributes!)).toEqual({ message: 'claim spot-example-x7k2p: no capacity', stack_trace: expect.stringContaining('Error: claim') });
+    // off: Temporal's default, messages in the clear
+    expect(loadDataConverter(autonodeDataConverter({})).failureConverter.errorToFailure(new Error('x'), defaultPayloadConverter).message).toBe('x');
   });
 });
 
