@@ -4,6 +4,7 @@ import { registerCatalogCommand } from './commands/catalog';
 import { registerConvertCommand } from './commands/convert';
 import { registerValidateCommand } from './commands/validate';
 import { registerClusterCommands } from './commands/cluster';
+import { registerCodecServerCommand } from './commands/codec-server';
 
 /**
  * Builds the shipped `autonode` command tree. Each command lives in starter/commands/;
@@ -19,6 +20,7 @@ export function buildCli(): Command {
   registerConvertCommand(program);
   registerValidateCommand(program);
   registerClusterCommands(program);
+  registerCodecServerCommand(program);
   return program;
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PayloadKeySourceSchema } from './codec/keyring';
 
 /**
  * The worker's configuration, read once from the environment at start-up and validated:
@@ -37,6 +38,11 @@ export const WorkerConfigSchema = z.object({
     .default('control,cloud,packing')
     .transform((v) => v.split(',').map((q) => q.trim()).filter((q) => q !== ''))
     .pipe(z.array(z.enum(['control', 'cloud', 'packing'])).min(1, 'name at least one of control, cloud, packing')),
+  /**
+   * Payload encryption (workers/codec/): AUTONODE_PAYLOAD_KEYS_FILE names a keyring file,
+   * AUTONODE_PAYLOAD_KEYS holds the same JSON inline. Unset: payloads are not encrypted.
+   */
+  ...PayloadKeySourceSchema.shape,
 });
 export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;
 

@@ -8,6 +8,7 @@ import { kubeClientsFromConfig, type KubeClients } from '../activities/kube/clie
 import { parseWorkerConfig, type WorkerConfig } from './config';
 import { parseFeatureGates, type FeatureGates } from './feature-gates';
 import { startManagementWatch } from './management-watch';
+import { autonodeDataConverter } from './codec/data-converter';
 import { connectClient, connectWorker } from './temporal-connection';
 import { createAutonodeWorkers, runWorkers } from './workers';
 
@@ -97,8 +98,10 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
   const { featureGates } = parseWorkerArgs(argv, process.env);
   const config = parseWorkerConfig(process.env);
   const temporal = { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE };
+  // one converter for the workers and the client their activities start and signal workflows with
+  const dataConverter = autonodeDataConverter(config);
   const connection = await connectWorker(temporal);
-  const client = await connectClient(temporal);
+  const client = await connectClient(temporal, { dataConverter });
   const management = managementFromConfig(config);
   const workers = await createAutonodeWorkers({
     connection,
@@ -109,6 +112,7 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
     workflows: { workflowsPath: require.resolve('../workflows') },
     cloudActivitiesPerSecond: config.AUTONODE_CLOUD_RPS,
     run: config.AUTONODE_WORKER_QUEUES,
+    dataConverter,
     taskQueues: { control: config.AUTONODE_TASK_QUEUE_CONTROL, cloud: config.AUTONODE_TASK_QUEUE_CLOUD, packing: config.AUTONODE_TASK_QUEUE_PACKING },
   });
   // the management watch: starts enablement for spec.autoNode with the gate on, reports the gate off otherwise

@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { type DataConverter } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import { z } from 'zod';
 
@@ -8,10 +9,14 @@ export const TemporalConfigSchema = z.object({
 });
 export type TemporalConfig = z.infer<typeof TemporalConfigSchema>;
 
-/** A Temporal client (for starters, tests and the CLI). Close `client.connection` when done. */
-export async function connectClient(config: TemporalConfig): Promise<Client> {
+/**
+ * A Temporal client (for starters, tests and the CLI). Close `client.connection` when done.
+ * `dataConverter`: autonodeDataConverter(…) (workers/codec/), the same the workers use, so
+ * encrypted inputs, results and queries stay readable; default Temporal's own.
+ */
+export async function connectClient(config: TemporalConfig, options: { dataConverter?: DataConverter } = {}): Promise<Client> {
   const connection = await Connection.connect({ address: config.address });
-  return new Client({ connection, namespace: config.namespace });
+  return new Client({ connection, namespace: config.namespace, ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}) });
 }
 
 /** The native connection a Worker polls through. */

@@ -13,6 +13,7 @@ import { createManagementWatchActivities } from '../activities/enablement/manage
 import { type KubeClients } from '../activities/kube/clients';
 import { defaultTaskQueues, type NodeClaimWorkflowInput, type TaskQueues } from '../core/lifecycle';
 import { type Client } from '@temporalio/client';
+import { type DataConverter } from '@temporalio/common';
 
 export interface AutonodeWorkersOptions {
   connection: NativeConnection;
@@ -32,6 +33,8 @@ export interface AutonodeWorkersOptions {
   management?: KubeClients;
   /** which queues this process polls (default all three): e.g. packing workers scaled apart from the rest */
   run?: readonly WorkerRole[];
+  /** autonodeDataConverter(…) (workers/codec/): payload encryption, the same as `client`'s; default Temporal's own */
+  dataConverter?: DataConverter;
 }
 
 export const WORKER_ROLES = ['control', 'cloud', 'packing'] as const;
@@ -63,7 +66,11 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
   };
   const cloudQueueActivities = { ...cloudActivities, ...legacy.cloud, ...createGcActivities({ resolve: options.resolve }) };
   const queues = options.taskQueues ?? defaultTaskQueues;
-  const common: Pick<WorkerOptions, 'connection' | 'namespace'> = { connection: options.connection, namespace: options.namespace };
+  const common: Pick<WorkerOptions, 'connection' | 'namespace' | 'dataConverter'> = {
+    connection: options.connection,
+    namespace: options.namespace,
+    ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+  };
   const roles = new Set<WorkerRole>(options.run ?? WORKER_ROLES);
   const workers: Worker[] = [];
   if (roles.has('control')) workers.push(await Worker.create({

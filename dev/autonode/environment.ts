@@ -19,13 +19,21 @@ import { instanceUserData, SimulatedKubeletFleet } from '../simkubelet';
 import { type StackInfo } from '../stack/types';
 import { join } from 'node:path';
 import { createClusterNetwork } from './ec2-fixtures';
+import { startDevPayloadCodec, type DevPayloadCodec } from './payload-codec';
 
 export interface DevAutonode {
   cluster: ClusterRef;
   hostedCluster: string;
   nodeClassName: string;
   nodePoolName: string;
+  /** payload encryption: the keyring file and the codec server, when on */
+  payloadCodec: Pick<DevPayloadCodec, 'keysFile' | 'endpoint'> | undefined;
   stop(): Promise<void>;
+}
+
+export interface DevAutonodeOptions {
+  /** encrypt payloads, serving the codec on this port (the dev server's UI was told so); off when unset */
+  codecPort?: number;
 }
 
 const DEV_ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
@@ -41,7 +49,7 @@ export const DEV_ROLE_ARN = 'arn:aws:iam::123456789012:role/autonode-dev';
  * NodePool and EC2NodeClass applied verbatim, and a simulated kubelet on every instance
  * autonode launches — then the example workload, until its pods run.
  */
-export async function startDevAutonode(stack: StackInfo, log: (line: string) => void): Promise<DevAutonode> {
+export async function startDevAutonode(stack: StackInfo, log: (line: string) => void, options: DevAutonodeOptions = {}): Promise<DevAutonode> {
   const hc = { namespace: 'clusters', name: 'dev', infraID: 'dev', region: stack.ec2.region, releaseImage: LOCAL_RELEASE_IMAGE };
   const management = kubeClientsFromKubeconfigFile(stack.management.kubeconfigPath);
   const guest = kubeClientsFromKubeconfigFile(stack.guest.kubeconfigPath);
@@ -67,11 +75,16 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
   // runtime must not start its own shutdown on the same signal.
   Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
   const temporal = { address: stack.temporal.address, namespace: stack.temporal.namespace };
+  // one DataConverter for the workers and this client (which enables the cluster and ends its workflows)
+  const codec = options.codecPort === undefined ? undefined : await startDevPayloadCodec({ dir: stack.dir, port: options.codecPort, uiUrl: stack.temporal.uiUrl });
+  if (codec) log(`payloads encrypted with the key in ${codec.keysFile}; codec server ${codec.endpoint}`);
+  const dataConverter = codec?.dataConverter ?? {};
   const connection: NativeConnection = await connectWorker(temporal);
-  const client: Client = await connectClient(temporal);
+  const client: Client = await connectClient(temporal, { dataConverter });
   const workers = await createAutonodeWorkers({
     connection,
     client,
+    dataConverter,
     namespace: temporal.namespace,
     // production wiring: the guest through the Secret enablement writes (autonode's own,
     // least-privileged identity), EC2 through the cluster's role
@@ -138,6 +151,7 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
     hostedCluster: `${hc.namespace}/${hc.name}`,
     nodeClassName: 'default',
     nodePoolName: 'spot-example',
+    payloadCodec: codec ? { keysFile: codec.keysFile, endpoint: codec.endpoint } : undefined,
     stop: async () => {
       await fleet.stop();
       // The stack stops with autonode: end the cluster's workflows rather than making the
@@ -149,6 +163,7 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
       await running;
       await client.connection.close();
       await connection.close();
+      await codec?.stop();
       ec2.destroy();
     },
   };

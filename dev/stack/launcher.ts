@@ -22,6 +22,8 @@ export interface StartStackOptions {
   region?: string;
   /** dynamic config for the Temporal dev server (ignored with TEMPORAL_ADDRESS) */
   temporalDynamicConfig?: Record<string, string | number | boolean>;
+  /** the codec server the dev server's Web UI uses (ignored with TEMPORAL_ADDRESS) */
+  temporalUiCodecEndpoint?: string;
 }
 
 /**
@@ -134,6 +136,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<Local
       dir,
       logDir,
       ...(options.temporalDynamicConfig ? { dynamicConfig: options.temporalDynamicConfig } : {}),
+      ...(options.temporalUiCodecEndpoint ? { uiCodecEndpoint: options.temporalUiCodecEndpoint } : {}),
     });
     if (temporal.process) started.push(temporal.process);
     recordPids();

@@ -31,6 +31,8 @@ export async function startTemporal(o: {
   logDir: string;
   /** extra dynamic config for the dev server, e.g. a low continue-as-new threshold in tests */
   dynamicConfig?: Record<string, string | number | boolean>;
+  /** the codec server the dev server's Web UI decodes payloads with (`autonode dev` with payload encryption) */
+  uiCodecEndpoint?: string;
 }): Promise<TemporalEndpoint> {
   const namespace = o.namespace ?? 'default';
   if (o.address) {
@@ -57,7 +59,7 @@ export async function startTemporal(o: {
   }
 }
 
-async function startDevServer(binary: string, o: { dir: string; logDir: string; dynamicConfig?: Record<string, string | number | boolean> }, namespace: string): Promise<TemporalEndpoint> {
+async function startDevServer(binary: string, o: { dir: string; logDir: string; dynamicConfig?: Record<string, string | number | boolean>; uiCodecEndpoint?: string }, namespace: string): Promise<TemporalEndpoint> {
   const { port, uiPort, httpPort, metricsPort } = await freePortsFor(['port', 'uiPort', 'httpPort', 'metricsPort']);
   const address = `127.0.0.1:${port}`;
   const process = new ManagedProcess({
@@ -70,6 +72,7 @@ async function startDevServer(binary: string, o: { dir: string; logDir: string; 
       '--ui-ip', '127.0.0.1',
       '--ui-port', String(uiPort),
       '--ui-disable-news-fetch',
+      ...(o.uiCodecEndpoint ? ['--ui-codec-endpoint', o.uiCodecEndpoint] : []),
       '--http-port', String(httpPort),
       '--metrics-port', String(metricsPort),
       '--db-filename', join(o.dir, 'temporal.sqlite'),

@@ -1,8 +1,9 @@
 // `autonode enable|disable <namespace>/<name>` and `autonode status [<namespace>/<name>]`:
 // the operator's starter. It sets (or removes) the HostedCluster's spec.autoNode in the
 // management cluster and starts or signals the cluster's enablement workflow; status reads
-// the workflows' `status` queries. Talks to Temporal (TEMPORAL_ADDRESS) and the management
-// cluster (--kubeconfig / KUBECONFIG).
+// the workflows' `status` queries. Talks to Temporal (TEMPORAL_ADDRESS, with the workers'
+// payload keys when they encrypt: AUTONODE_PAYLOAD_KEYS_FILE) and the management cluster
+// (--kubeconfig / KUBECONFIG).
 import { KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { type Command } from 'commander';
@@ -14,6 +15,7 @@ import { FEATURE_GATE_DISABLED_REASON } from '../../core/enablement/management-w
 import { HostedClusterSchema, autonodeKubeconfigSecret, parseRoleArn } from '../../core/hostedcluster';
 import { PLANNED_PRICE_ANNOTATION } from '../../core/provisioning/nodeclaims';
 import { defaultTaskQueues, enablementWorkflowId } from '../../core/lifecycle';
+import { autonodeDataConverter } from '../../workers/codec/data-converter';
 import { connectClient } from '../../workers/temporal-connection';
 import type { EnablementStatus } from '../../workflows/enablement';
 
@@ -311,9 +313,11 @@ async function withDeps<T>(raw: unknown, run: (deps: ClusterCommandDeps) => Prom
   const path = options.kubeconfig ?? process.env.KUBECONFIG;
   if (path) kc.loadFromFile(path);
   else kc.loadFromDefault();
+  // the workers' payload keys: the enablement's input and status query are encrypted with them
+  const dataConverter = autonodeDataConverter(process.env);
   let temporal: Client;
   try {
-    temporal = await connectClient({ address, namespace: options.temporalNamespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default' });
+    temporal = await connectClient({ address, namespace: options.temporalNamespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default' }, { dataConverter });
   } catch (err) {
     throw new Error(`cannot reach Temporal at ${address} (set TEMPORAL_ADDRESS or --temporal-address): ${err instanceof Error ? err.message : String(err)}`);
   }

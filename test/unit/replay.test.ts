@@ -5,6 +5,8 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { DefaultLogger, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { AesGcmPayloadCodec } from '../../workers/codec/aes-gcm-codec';
+import { aKeyring } from '../support/payload-keys';
 
 const dir = join(__dirname, '..', 'fixtures', 'histories');
 const histories = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
@@ -27,5 +29,13 @@ describe('workflow replay of committed histories', () => {
   it.each(histories)('%s replays without nondeterminism', async (file) => {
     const history = historyFromJSON(JSON.parse(readFileSync(join(dir, file), 'utf8')));
     await expect(Worker.runReplayHistory({ workflowBundle }, history)).resolves.toBeUndefined();
+  }, 60_000);
+
+  // Turning payload encryption on (AUTONODE_PAYLOAD_KEYS_FILE) must not break runs recorded
+  // without it: the codec passes their plain payloads through.
+  it.each(histories)('%s replays on a worker that encrypts payloads', async (file) => {
+    const history = historyFromJSON(JSON.parse(readFileSync(join(dir, file), 'utf8')));
+    const dataConverter = { payloadCodecs: [new AesGcmPayloadCodec(aKeyring(['k1']))] };
+    await expect(Worker.runReplayHistory({ workflowBundle, dataConverter }, history)).resolves.toBeUndefined();
   }, 60_000);
 });

@@ -4,6 +4,7 @@
 // the real-stack integration tests cover the activities themselves.
 import { Context } from '@temporalio/activity';
 import { WorkflowClient } from '@temporalio/client';
+import { type DataConverter } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { existsSync, readFileSync } from 'node:fs';
@@ -149,19 +150,27 @@ export interface TimeSkippingHarness {
 
 let counter = 0;
 
-export async function startTimeSkipping(): Promise<TimeSkippingHarness> {
+export interface TimeSkippingOptions {
+  /** for the environment's client and every worker `run` makes (e.g. payload encryption); default Temporal's own */
+  dataConverter?: DataConverter;
+}
+
+export async function startTimeSkipping(options: TimeSkippingOptions = {}): Promise<TimeSkippingHarness> {
+  const converter = options.dataConverter ? { dataConverter: options.dataConverter } : {};
   try {
     Runtime.install({ logger: new DefaultLogger('WARN') });
   } catch (err) {
     if (!(err instanceof Error && /already/i.test(err.message))) throw err;
   }
-  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: testServerPath() } } });
+  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: testServerPath() } }, client: converter });
   // the workflows upsert autonode's typed search attributes; every attribute is a KEYWORD (2)
   await env.connection.operatorService.addSearchAttributes({
     namespace: env.namespace ?? 'default',
     searchAttributes: Object.fromEntries(autonodeSearchAttributes.map((key) => [key.name, 2])),
   });
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+  // a failure converter of the DataConverter runs inside the workflows too: it is bundled with them
+  const failureConverterPath = options.dataConverter?.failureConverterPath;
+  const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN'), ...(failureConverterPath ? { failureConverterPath } : {}) });
   return {
     env,
     workflowBundle,
@@ -170,8 +179,8 @@ export async function startTimeSkipping(): Promise<TimeSkippingHarness> {
       const taskQueues = { control: `control-${id}`, cloud: `cloud-${id}` };
       const calls: Call[] = [];
       const { kube, cloud } = scriptedActivities(script, calls);
-      const control = await Worker.create({ connection: env.nativeConnection, taskQueue: taskQueues.control, workflowBundle, activities: kube });
-      const cloudWorker = await Worker.create({ connection: env.nativeConnection, taskQueue: taskQueues.cloud, activities: cloud });
+      const control = await Worker.create({ connection: env.nativeConnection, taskQueue: taskQueues.control, workflowBundle, activities: kube, ...converter });
+      const cloudWorker = await Worker.create({ connection: env.nativeConnection, taskQueue: taskQueues.cloud, activities: cloud, ...converter });
       const workflowId = nodeClaimWorkflowId('ts', id);
       const args: NodeClaimWorkflowInput = {
         cluster: { name: 'ts', region: 'us-east-1' },
@@ -182,7 +191,7 @@ export async function startTimeSkipping(): Promise<TimeSkippingHarness> {
       const work = (async () => {
         const handle = await env.client.workflow.start('nodeClaimWorkflow', { taskQueue: taskQueues.control, workflowId, args: resume === undefined ? [args] : [args, resume] });
         // result() follows the continue-as-new chain to its end
-        const result = (await (options.step === undefined ? handle.result() : resultInSteps(env, workflowId, options.step))) as NodeClaimResult;
+        const result = (await (options.step === undefined ? handle.result() : resultInSteps(env, workflowId, options.step, converter))) as NodeClaimResult;
         const runIds = [...new Set(calls.map((c) => c.runId))];
         const historyLengths: number[] = [];
         for (const runId of runIds) {
@@ -198,8 +207,8 @@ export async function startTimeSkipping(): Promise<TimeSkippingHarness> {
 }
 
 /** Steps server time until the workflow's latest run is closed, then reads its result without unlocking time skipping. */
-async function resultInSteps(env: TestWorkflowEnvironment, workflowId: string, step: string): Promise<unknown> {
-  const plain = new WorkflowClient({ connection: env.connection, namespace: env.namespace ?? 'default' });
+async function resultInSteps(env: TestWorkflowEnvironment, workflowId: string, step: string, converter: { dataConverter?: DataConverter }): Promise<unknown> {
+  const plain = new WorkflowClient({ connection: env.connection, namespace: env.namespace ?? 'default', ...converter });
   for (;;) {
     const { status } = await plain.getHandle(workflowId).describe();
     if (status.name !== 'RUNNING') return plain.getHandle(workflowId).result();
