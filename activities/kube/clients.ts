@@ -8,6 +8,7 @@ import {
   Watch,
   createConfiguration,
   type Configuration,
+  type Middleware,
 } from '@kubernetes/client-node';
 
 /**
@@ -42,7 +43,8 @@ class ObjectApi extends KubernetesObjectApi {
   }
 }
 
-export function kubeClientsFromConfig(config: KubeConfig, o: { requestTimeoutMs?: number } = {}): KubeClients {
+/** `middleware`: more request/response hooks, after the deadline (e.g. noticing a 401). */
+export function kubeClientsFromConfig(config: KubeConfig, o: { requestTimeoutMs?: number; middleware?: Middleware[] } = {}): KubeClients {
   const cluster = config.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster: set current-context');
   // KubeConfig.makeApiClient's configuration, plus a deadline on every request
@@ -58,6 +60,7 @@ export function kubeClientsFromConfig(config: KubeConfig, o: { requestTimeoutMs?
         },
         post: async (context) => context,
       },
+      ...(o.middleware ?? []),
     ],
   });
   const objects = ObjectApi.withDefaultNamespace(configuration, config);

@@ -10,7 +10,7 @@
  * cloud provider built beside them); a token that changes under them does not disturb them.
  * Rejected: caching per cluster forever (the first cut) — clients then outlive their token.
  */
-import { KubeConfig, ServerConfiguration, createConfiguration, type ApiConstructor, type ApiType, type Middleware, type User } from '@kubernetes/client-node';
+import { KubeConfig, type Middleware, type User } from '@kubernetes/client-node';
 import { kubeClientsFromConfig, type KubeClients } from './clients';
 
 /** The parts of a kubeconfig that decide which cluster is called (a change needs new clients, not just a token). */
@@ -109,7 +109,7 @@ const AUTH_PROVIDER = 'autonode-secret-token';
 
 /**
  * A KubeConfig that takes its bearer token from the source on every request (REST calls
- * and watches), and whose API clients tell the source about a 401.
+ * and watches); its API clients tell the source about a 401 (kubeClientsFollowingToken).
  */
 class TokenSourceKubeConfig extends KubeConfig {
   constructor(private readonly tokenSource: SecretTokenSource) {
@@ -121,19 +121,6 @@ class TokenSourceKubeConfig extends KubeConfig {
         if (token) opts.headers = { ...opts.headers, Authorization: `Bearer ${token}` };
       },
     });
-  }
-
-  override makeApiClient<T extends ApiType>(apiClientType: ApiConstructor<T>): T {
-    const cluster = this.getCurrentCluster();
-    if (!cluster) throw new Error('No active cluster!');
-    const reportUnauthorized: Middleware = {
-      pre: async (context) => context,
-      post: async (response) => {
-        if (response.httpStatusCode === 401) this.tokenSource.unauthorized();
-        return response;
-      },
-    };
-    return new apiClientType(createConfiguration({ baseServer: new ServerConfiguration(cluster.server, {}), authMethods: { default: this }, promiseMiddleware: [reportUnauthorized] }));
   }
 }
 
@@ -155,5 +142,13 @@ export function kubeClientsFollowingToken(initial: SecretKubeconfig, source: Sec
     // the token is the source's, asked for on each request; nothing else of the user is kept
     users: parsed.users.map((u) => (u.name === user?.name ? { name: u.name, authProvider: { name: AUTH_PROVIDER } } : u)),
   });
-  return kubeClientsFromConfig(config);
+  // the request that met a 401 still fails; the source re-reads the Secret before the next
+  const reportUnauthorized: Middleware = {
+    pre: async (context) => context,
+    post: async (response) => {
+      if (response.httpStatusCode === 401) source.unauthorized();
+      return response;
+    },
+  };
+  return kubeClientsFromConfig(config, { middleware: [reportUnauthorized] });
 }
