@@ -12,7 +12,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { DisruptionActivities, PodEventMemory } from '../activities/disruption/activity';
-import type { ProvisionerActivities } from '../activities/provisioner/activity';
+import type { MultiNodeSimulation, ProvisionerActivities } from '../activities/provisioner/activity';
 import { batchToCreate, type PlannedBatch } from '../core/provisioning/batch';
 import type { Blocked, ConsolidationDecision, DisruptionCommand } from '../core/disruption';
 import { ClusterRefSchema, TaskQueuesSchema, defaultTaskQueues, durationToMs, type ClusterRef, type TaskQueues } from '../core/lifecycle';
@@ -29,6 +29,8 @@ export interface DisruptionStatus {
   lastCommand?: { command: DisruptionCommand; outcome: 'done' | 'abandoned'; why?: string; at: string };
   /** nodes a method would take but for a rule the admin controls, and that rule */
   blocked: Blocked[];
+  /** the last multi-node simulation: how many candidates, each prefix tried and its verdict */
+  lastMultiNode?: { at: string; candidates: number; tried: MultiNodeSimulation['tried']; verdict: string };
   commands: number;
 }
 
@@ -59,7 +61,7 @@ export interface DisruptionWorkflowInput {
    * (default 0.05); `false` keeps Karpenter's rules (at most one new node per command).
    */
   manyToMany?: { minSavings: number } | false;
-  carried?: { memory: PodEventMemory; rounds: number; commands: number; lastCommand?: DisruptionStatus['lastCommand']; tried?: Record<string, string>; triedMulti?: string };
+  carried?: { memory: PodEventMemory; rounds: number; commands: number; lastCommand?: DisruptionStatus['lastCommand']; lastMultiNode?: DisruptionStatus['lastMultiNode']; tried?: Record<string, string>; triedMulti?: string };
 }
 
 // the replacement plan is a packing batch: the packing queue, heartbeats while solving
@@ -106,7 +108,7 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
   const manyToMany = input.manyToMany === false ? undefined : (input.manyToMany ?? { minSavings: 0.05 });
   const settings = { spotToSpot: input.spotToSpot ?? false, ...(manyToMany ? { manyToMany } : {}) };
   let now = false;
-  const status: DisruptionStatus = { cluster: cluster.name, rounds: input.carried?.rounds ?? 0, commands: input.carried?.commands ?? 0, blocked: [], ...(input.carried?.lastCommand ? { lastCommand: input.carried.lastCommand } : {}) };
+  const status: DisruptionStatus = { cluster: cluster.name, rounds: input.carried?.rounds ?? 0, commands: input.carried?.commands ?? 0, blocked: [], ...(input.carried?.lastCommand ? { lastCommand: input.carried.lastCommand } : {}), ...(input.carried?.lastMultiNode ? { lastMultiNode: input.carried.lastMultiNode } : {}) };
   setHandler(disruptionStatusQuery, () => status);
   setHandler(disruptNowSignal, () => void (now = true));
   upsertSearchAttributes([
@@ -181,6 +183,7 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     const multiKey = multi.map((c) => `${c.nodeClaim}=${memory[c.nodeClaim]?.pods ?? ''}`).join(',');
     if (!command && multi.length >= 2 && multiKey !== triedMulti) {
       const sim = await packing.simulateMultiNodeConsolidation({ cluster, taskQueues, batchId: uuid4(), unavailable: [], candidates: multi.map(({ nodeClaim, node }) => ({ nodeClaim, node })), ...settings });
+      status.lastMultiNode = { at: stamp(), candidates: multi.length, tried: sim.tried ?? [], verdict: sim.decision.kind === 'reject' ? sim.decision.reason : sim.decision.kind };
       if (sim.decision.kind === 'reject') triedMulti = multiKey;
       else {
         const chosen = new Set(sim.candidates.map((c) => c.nodeClaim));
@@ -215,7 +218,7 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     const info = workflowInfo();
     if (info.continueAsNewSuggested || info.historyLength > 2_000) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof disruptionWorkflow>({ ...input, carried: { memory, rounds: status.rounds, commands: status.commands, ...(status.lastCommand ? { lastCommand: status.lastCommand } : {}), tried, ...(triedMulti !== undefined ? { triedMulti } : {}) } });
+      await continueAsNew<typeof disruptionWorkflow>({ ...input, carried: { memory, rounds: status.rounds, commands: status.commands, ...(status.lastCommand ? { lastCommand: status.lastCommand } : {}), tried, ...(triedMulti !== undefined ? { triedMulti } : {}), ...(status.lastMultiNode ? { lastMultiNode: status.lastMultiNode } : {}) } });
     }
   }
 }

@@ -66,6 +66,8 @@ export interface MultiNodeSimulation {
   simulations: number;
   /** the candidates of the command found (the longest worthwhile prefix); none when rejected */
   candidates: { nodeClaim: string; node: string }[];
+  /** each prefix simulated, in order: its size, the new nodes its plan needed ($/h) and the verdict */
+  tried: { size: number; claims: number; pricePerHour: number; verdict: string }[];
   planned?: PlannedBatch;
   decision: ConsolidationDecision;
 }
@@ -353,12 +355,14 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
       let best: { size: number; planned: PlannedBatch; decision: Exclude<ConsolidationDecision, { kind: 'reject' }> } | undefined;
       let lastReject: string | undefined;
       let simulations = 0;
+      const tried: MultiNodeSimulation['tried'] = [];
       let lo = 2;
       let hi = candidates.length;
       while (lo <= hi) {
         const mid = Math.floor((lo + hi) / 2);
         const { planned, decision } = await simulateMove(state, candidates.slice(0, mid), settings);
         simulations++;
+        tried.push({ size: mid, claims: planned.claims.length, pricePerHour: planned.pricePerHour, verdict: decision.kind === 'reject' ? decision.reason : decision.kind });
         if (decision.kind === 'reject') {
           lastReject = decision.reason;
           hi = mid - 1;
@@ -368,8 +372,8 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
         }
       }
       return best
-        ? { simulations, candidates: candidates.slice(0, best.size), planned: best.planned, decision: best.decision }
-        : { simulations, candidates: [], decision: { kind: 'reject', reason: lastReject ?? 'fewer than 2 candidates' } };
+        ? { simulations, tried, candidates: candidates.slice(0, best.size), planned: best.planned, decision: best.decision }
+        : { simulations, tried, candidates: [], decision: { kind: 'reject', reason: lastReject ?? 'fewer than 2 candidates' } };
     },
     createClaims,
     /** Both steps in one activity: the provisioner's histories from before `plan-then-create` still call it. */

@@ -248,7 +248,7 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
 
   it('many-to-many: four one-pod nodes re-packed into two cheaper ones in one command (Karpenter stops at three into one)', async () => {
     // the last test's node goes first (empty), so only this pool's nodes are candidates
-    await apps.patchNamespacedDeploymentScale({ namespace, name: 'frag', body: { spec: { replicas: 0 } } }, mergePatch);
+    await apps.patchNamespacedDeploymentScale({ namespace, name: 'frag', body: { spec: { replicas: 0 } } }, mergePatch).catch(() => undefined);
     await eventually('the frag pool empty', async () => ((await claimsOf(`frag-${lh.id}`)).length === 0 ? true : undefined), 180_000);
     const name = `m2m-${lh.id}`;
     // m5.large holds one 1200m pod, m5.xlarge three: four pods cost 4 × m5.large one by one, m5.xlarge + m5.large packed
@@ -272,7 +272,11 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
       const pods = (await lh.guest.core.listNamespacedPod({ namespace, labelSelector: 'app=m2m' })).items;
       const nodes = new Set(all.map((c) => c.status?.nodeName));
       return all.length === 2 && all.every(initialized) && pods.length === 4 && pods.every((p) => p.status?.phase === 'Running' && nodes.has(p.spec?.nodeName)) ? all : undefined;
-    }, 300_000);
+    }, 300_000).catch(async (err: unknown) => {
+      // say why: what the multi-node search tried
+      console.log(`multi-node: ${JSON.stringify((await disruption.query<DisruptionStatus>('status')).lastMultiNode)}`);
+      throw err;
+    });
     expect(after.map((c) => c.metadata.labels?.['node.kubernetes.io/instance-type']).sort()).toEqual(['m5.large', 'm5.xlarge']);
     const status = await disruption.query<DisruptionStatus>('status');
     expect(status.lastCommand).toEqual(expect.objectContaining({ outcome: 'done', command: expect.objectContaining({ method: 'consolidation', replace: true, summary: expect.stringContaining('the pods of 4 nodes re-packed into 2 cheaper nodes') }) }));

@@ -49,7 +49,7 @@ beforeAll(async () => {
     async simulateMultiNodeConsolidation(input): Promise<MultiNodeSimulation> {
       await log(input.cluster, 'simulateMultiNodeConsolidation');
       const multi = multiNode.get(input.cluster.name)!;
-      if (multi.result.decision.kind !== 'reject' && (rounds.get(input.cluster.name) ?? 0) > 1) return { simulations: 1, candidates: [], decision: { kind: 'reject', reason: 'done already' } };
+      if (multi.result.decision.kind !== 'reject' && (rounds.get(input.cluster.name) ?? 0) > 1) return { simulations: 1, tried: [], candidates: [], decision: { kind: 'reject', reason: 'done already' } };
       return multi.result;
     },
     async simulateConsolidation(input) {
@@ -142,6 +142,7 @@ it('many-to-many: the longest worthwhile prefix is re-packed — replacements la
     candidates: ['a', 'b', 'c'].map(candidate),
     result: {
       simulations: 2,
+      tried: [],
       candidates: [{ nodeClaim: 'a', node: 'node-a' }, { nodeClaim: 'b', node: 'node-b' }],
       planned: planned('sim', [claim('r-1'), claim('r-2')]),
       decision: { kind: 'repack', claims: [{ claim: 'r-1', options: ['m5.xlarge'], capacityTypes: ['on-demand'] }, { claim: 'r-2', options: ['m5.xlarge'], capacityTypes: ['on-demand'] }], savingsPerHour: 0.2, worstSavingsPerHour: 0.1, pricePerHour: 0.38 },
@@ -158,7 +159,7 @@ it('many-to-many: the longest worthwhile prefix is re-packed — replacements la
 });
 
 it('a multi-node set found not worth it is not simulated again while its pods stay the same; single-node goes on', async () => {
-  multiNode.set('same', { candidates: ['a', 'b', 'c'].map(candidate), result: { simulations: 2, candidates: [], decision: { kind: 'reject', reason: 'saves less than 5 %' } } });
+  multiNode.set('same', { candidates: ['a', 'b', 'c'].map(candidate), result: { simulations: 2, tried: [], candidates: [], decision: { kind: 'reject', reason: 'saves less than 5 %' } } });
   const handle = await start('same');
   await runUntil('same', (s) => s.rounds >= 3);
   const made = calls.get('same')!.map((c) => c.name);
