@@ -13,7 +13,7 @@ import globals from 'globals';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 const ioLibraries = [
-  '@kubernetes/client-node', '@aws-sdk/*', '@temporalio/*', 'pino', 'commander',
+  '@kubernetes/client-node', '@aws-sdk/*', '@temporalio/*', 'pino', 'prom-client', 'commander',
   '@peculiar/x509', 'reflect-metadata',
 ];
 const outerFolders = (...folders) =>
@@ -61,7 +61,7 @@ export default tseslint.config(
         paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code runs in the Temporal sandbox: no Node built-ins.' })),
         patterns: [
           {
-            group: ['@kubernetes/client-node', '@aws-sdk/*', '@temporalio/worker', '@temporalio/client', '@temporalio/activity', 'pino', 'commander'],
+            group: ['@kubernetes/client-node', '@aws-sdk/*', '@temporalio/worker', '@temporalio/client', '@temporalio/activity', 'pino', 'prom-client', 'commander'],
             message: 'Workflow code is deterministic: do I/O in activities.',
           },
           { group: outerFolders('workers', 'starter', 'dev', 'test'), message: 'workflows/ import only core/ and activity types.' },

@@ -57,9 +57,16 @@ async function cloudFor(cluster: ClusterRef, guest: KubeClients, options: Resolv
     ...(options.ssmClientFor ? { ssm: options.ssmClientFor(ref) } : {}),
     ...(options.pricingClientFor ? { pricing: options.pricingClientFor(ref) } : {}),
     ...(options.ssmPathPrefix ? { ssmPathPrefix: options.ssmPathPrefix } : {}),
-    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.logger ? { logger: withCluster(options.logger, cluster.name) } : {}),
   });
 }
+
+/** Every line of one cluster's provider says which cluster (the provider itself does not know its ClusterRef's name is one). */
+const withCluster = (logger: CloudLogger, cluster: string): CloudLogger => ({
+  debug: (obj, msg) => logger.debug({ cluster, ...obj }, msg),
+  info: (obj, msg) => logger.info({ cluster, ...obj }, msg),
+  warn: (obj, msg) => logger.warn({ cluster, ...obj }, msg),
+});
 
 /** Development and tests: one guest kubeconfig file for every cluster name. */
 export function staticClusterResolver(options: ResolverOptions & { guestKubeconfigPath: string }): ClusterResolver {

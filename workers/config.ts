@@ -32,6 +32,17 @@ export const WorkerConfigSchema = z.object({
   AUTONODE_TASK_QUEUE_CONTROL: z.string().min(1).default('autonode-control'),
   AUTONODE_TASK_QUEUE_CLOUD: z.string().min(1).default('autonode-cloud'),
   AUTONODE_TASK_QUEUE_PACKING: z.string().min(1).default('autonode-packing'),
+  /**
+   * The worker's HTTP endpoint: /metrics (autonode's metrics, Karpenter's names), /healthz,
+   * /readyz. 8080 like Karpenter's METRICS_PORT; 0 turns it off.
+   */
+  AUTONODE_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** the Temporal SDK's own Prometheus exporter (worker, poller and task metrics), on its own port; 0 turns it off */
+  AUTONODE_TEMPORAL_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  /** where both listen: all interfaces, so Prometheus can scrape the pod */
+  AUTONODE_METRICS_HOST: z.string().min(1).default('0.0.0.0'),
+  /** JSON logs on stdout at this level and above */
+  AUTONODE_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
   /** the queues this process polls, comma-separated (control, cloud, packing); all by default */
   AUTONODE_WORKER_QUEUES: z
     .string()

@@ -1,7 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { Command } from 'commander';
 import {
-  createAssumeRoleCredentialsFactory, createEc2ClientFactory, createPricingClientFactory, createSsmClientFactory, createStsClientFactory, endpointPolicyFromEnv, type ClusterCredentialsProvider,
+  createAssumeRoleCredentialsFactory, createEc2ClientFactory, createPricingClientFactory, createSsmClientFactory, createStsClientFactory, endpointPolicyFromEnv, type CloudLogger, type ClusterCredentialsProvider,
 } from '../activities/cloud';
 import { managementSecretResolver, staticClusterResolver, type ClusterResolver } from '../activities/cluster';
 import { kubeClientsFromConfig, type KubeClients } from '../activities/kube/clients';
@@ -10,7 +10,11 @@ import { parseFeatureGates, type FeatureGates } from './feature-gates';
 import { startManagementWatch } from './management-watch';
 import { autonodeDataConverter } from './codec/data-converter';
 import { connectClient, connectWorker } from './temporal-connection';
-import { createAutonodeWorkers, runWorkers } from './workers';
+import { createAutonodeWorkers, runWorkers, workersReadiness } from './workers';
+import { createAutonodeMetrics } from '../activities/metrics';
+import { createWorkerLogger } from './logging';
+import { startMetricsServer, type MetricsServer } from './metrics-server';
+import { installWorkerRuntime } from './runtime';
 
 /**
  * Credentials come from the SDK's default chain (the worker's own role, IRSA, env) and
@@ -24,7 +28,7 @@ const defaultCredentials: ClusterCredentialsProvider = () => {
   return keys;
 };
 
-export function clusterResolverFromConfig(config: WorkerConfig, credentialsFor: ClusterCredentialsProvider = defaultCredentials): ClusterResolver {
+export function clusterResolverFromConfig(config: WorkerConfig, credentialsFor: ClusterCredentialsProvider = defaultCredentials, logger?: CloudLogger): ClusterResolver {
   const endpointPolicy = endpointPolicyFromEnv(process.env);
   const ec2ClientFor = createEc2ClientFactory({
     ...(config.AWS_ENDPOINT_URL_EC2 ? { endpoint: config.AWS_ENDPOINT_URL_EC2 } : {}),
@@ -40,6 +44,7 @@ export function clusterResolverFromConfig(config: WorkerConfig, credentialsFor: 
     ssmClientFor,
     ...(pricingClientFor ? { pricingClientFor } : {}),
     ...(config.AUTONODE_SSM_PATH_PREFIX ? { ssmPathPrefix: config.AUTONODE_SSM_PATH_PREFIX } : {}),
+    ...(logger ? { logger } : {}),
   };
   if (config.AUTONODE_GUEST_KUBECONFIG) return staticClusterResolver({ guestKubeconfigPath: config.AUTONODE_GUEST_KUBECONFIG, ...common });
   const kc = new KubeConfig();
@@ -97,6 +102,10 @@ export function parseWorkerArgs(argv: readonly string[], env: NodeJS.ProcessEnv)
 export async function main(argv: readonly string[] = process.argv): Promise<void> {
   const { featureGates } = parseWorkerArgs(argv, process.env);
   const config = parseWorkerConfig(process.env);
+  const logger = createWorkerLogger({ level: config.AUTONODE_LOG_LEVEL });
+  // before any connection: the runtime's logger and the SDK's metrics exporter are fixed at install
+  installWorkerRuntime({ logger, temporalMetrics: { host: config.AUTONODE_METRICS_HOST, port: config.AUTONODE_TEMPORAL_METRICS_PORT } });
+  const metrics = createAutonodeMetrics({ processMetrics: true });
   const temporal = { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE };
   // one converter for the workers and the client their activities start and signal workflows with
   const dataConverter = autonodeDataConverter(config);
@@ -107,17 +116,25 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
     connection,
     client,
     namespace: config.TEMPORAL_NAMESPACE,
-    resolve: clusterResolverFromConfig(config, credentialsFromConfig(config)),
+    resolve: clusterResolverFromConfig(config, credentialsFromConfig(config), logger),
     ...(management ? { management } : {}),
     workflows: { workflowsPath: require.resolve('../workflows') },
     cloudActivitiesPerSecond: config.AUTONODE_CLOUD_RPS,
     run: config.AUTONODE_WORKER_QUEUES,
     dataConverter,
     taskQueues: { control: config.AUTONODE_TASK_QUEUE_CONTROL, cloud: config.AUTONODE_TASK_QUEUE_CLOUD, packing: config.AUTONODE_TASK_QUEUE_PACKING },
+    metrics,
   });
+  const server: MetricsServer | undefined =
+    config.AUTONODE_METRICS_PORT > 0 ? await startMetricsServer({ registry: metrics.registry, readiness: () => workersReadiness(workers), port: config.AUTONODE_METRICS_PORT, host: config.AUTONODE_METRICS_HOST }) : undefined;
+  if (server) logger.info({ url: server.url }, 'serving /metrics, /healthz and /readyz');
   // the management watch: starts enablement for spec.autoNode with the gate on, reports the gate off otherwise
   if (management) await startManagementWatch(client, { autoprovision: featureGates.Autoprovision, taskQueues: { control: config.AUTONODE_TASK_QUEUE_CONTROL, cloud: config.AUTONODE_TASK_QUEUE_CLOUD, packing: config.AUTONODE_TASK_QUEUE_PACKING } });
-  await runWorkers(workers);
+  try {
+    await runWorkers(workers);
+  } finally {
+    await server?.close();
+  }
   await client.connection.close();
   await connection.close();
 }

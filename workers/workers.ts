@@ -14,6 +14,8 @@ import { type KubeClients } from '../activities/kube/clients';
 import { defaultTaskQueues, type NodeClaimWorkflowInput, type TaskQueues } from '../core/lifecycle';
 import { type Client } from '@temporalio/client';
 import { type DataConverter } from '@temporalio/common';
+import { createAutonodeMetrics, instrumentClusterResolver, type AutonodeMetrics } from '../activities/metrics';
+import { type Readiness } from './metrics-server';
 
 export interface AutonodeWorkersOptions {
   connection: NativeConnection;
@@ -35,6 +37,8 @@ export interface AutonodeWorkersOptions {
   run?: readonly WorkerRole[];
   /** autonodeDataConverter(…) (workers/codec/): payload encryption, the same as `client`'s; default Temporal's own */
   dataConverter?: DataConverter;
+  /** where the activities count (the process's /metrics endpoint serves its registry); a private one when absent */
+  metrics?: AutonodeMetrics;
 }
 
 export const WORKER_ROLES = ['control', 'cloud', 'packing'] as const;
@@ -49,22 +53,25 @@ export type WorkerRole = (typeof WORKER_ROLES)[number];
 export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Promise<Worker[]> {
   // Each queue's worker registers only the activities that belong on it: a proxy for the
   // wrong queue finds no such activity instead of quietly running it in the wrong place.
-  const kube = createNodeClaimKubeActivities({ resolve: options.resolve, reviewNodeCsrs: createNodeCsrReviewer(options.resolve) });
-  const cloudActivities = createNodeClaimCloudActivities({ resolve: options.resolve });
+  const metrics = options.metrics ?? createAutonodeMetrics();
+  // every cluster's cloud provider timed and its errors counted, whichever resolver was given
+  const resolve = instrumentClusterResolver(options.resolve, metrics);
+  const kube = createNodeClaimKubeActivities({ resolve, reviewNodeCsrs: createNodeCsrReviewer(resolve), metrics });
+  const cloudActivities = createNodeClaimCloudActivities({ resolve, metrics });
   const legacy = createLegacyNodeClaimActivities(kube, cloudActivities);
   const controlActivities = {
     ...kube,
     ...legacy.control,
     ...createWatchActivities({
-      resolve: options.resolve,
+      resolve,
       temporal: options.client,
       ...(options.nodeClaimDefaults ? { nodeClaimDefaults: options.nodeClaimDefaults } : {}),
     }),
-    ...createDisruptionActivities({ resolve: options.resolve }),
-    ...(options.management ? createEnablementActivities({ management: options.management, resolve: options.resolve, temporal: options.client }) : {}),
+    ...createDisruptionActivities({ resolve, metrics }),
+    ...(options.management ? createEnablementActivities({ management: options.management, resolve, temporal: options.client }) : {}),
     ...(options.management ? createManagementWatchActivities({ management: options.management, temporal: options.client }) : {}),
   };
-  const cloudQueueActivities = { ...cloudActivities, ...legacy.cloud, ...createGcActivities({ resolve: options.resolve }) };
+  const cloudQueueActivities = { ...cloudActivities, ...legacy.cloud, ...createGcActivities({ resolve }) };
   const queues = options.taskQueues ?? defaultTaskQueues;
   const common: Pick<WorkerOptions, 'connection' | 'namespace' | 'dataConverter'> = {
     connection: options.connection,
@@ -95,7 +102,8 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
     ...common,
     taskQueue: queues.packing,
     activities: createProvisionerActivities({
-      resolve: options.resolve,
+      resolve,
+      metrics,
       temporal: options.client,
       ...(options.nodeClaimDefaults ? { nodeClaimDefaults: options.nodeClaimDefaults } : {}),
     }),
@@ -108,6 +116,15 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
   return workers;
 }
 
+
+/** /readyz: ready while every worker polls; otherwise each worker's queue and state say why not. */
+export function workersReadiness(workers: readonly { getState(): string; options: { taskQueue: string } }[]): Readiness {
+  const states = workers.map((w) => ({ queue: w.options.taskQueue, state: w.getState() }));
+  return {
+    ready: states.length > 0 && states.every((s) => s.state === 'RUNNING'),
+    detail: states.length === 0 ? 'no workers' : states.map((s) => `${s.queue} ${s.state}`).join('\n'),
+  };
+}
 
 /** Runs the workers until one fails or all are shut down; shuts the others down on failure. */
 export async function runWorkers(workers: Worker[]): Promise<void> {

@@ -32,6 +32,8 @@ import { type KubeClients } from '../kube/clients';
 import { isConflict, isNotFound } from '../kube/errors';
 import { createEventRecorder } from '../kube/events';
 import { NodeStore } from '../kube/nodes';
+import { activityLog } from '../log';
+import { summariseCluster, type AutonodeMetrics, type ClusterSnapshot } from '../metrics';
 
 export const DISRUPTED_TAINT = { key: 'karpenter.sh/disrupted', effect: 'NoSchedule' } as const;
 
@@ -40,6 +42,8 @@ export interface DisruptionActivityDeps {
   now?: () => Date;
   /** how long a node class's resolution (AMIs, subnets, security groups) is reused before EC2 is asked again; default 60 s */
   nodeClassRefreshMs?: number;
+  /** where disrupted claims are counted and each round's view of the cluster observed */
+  metrics?: AutonodeMetrics;
 }
 
 /** Per NodeClaim: the pods on its node last round, and when that set last changed (epoch ms). Kept by the workflow. */
@@ -105,7 +109,7 @@ const StoredClassSchema = z.object({
 });
 const ClassStatusSchema = z.object({ metadata: z.object({ name: z.string() }), status: z.object({ amis: z.array(z.object({ id: z.string() })).optional() }).optional() });
 
-export async function readRound(guest: KubeClients, now: Date, memory: PodEventMemory, batchMaxMs: number): Promise<{ input: RoundInput; memory: PodEventMemory; nodes: number; drifts: DriftSeen[] }> {
+export async function readRound(guest: KubeClients, now: Date, memory: PodEventMemory, batchMaxMs: number): Promise<{ input: RoundInput; memory: PodEventMemory; nodes: number; drifts: DriftSeen[]; snapshot: ClusterSnapshot }> {
   const policy = guest.config.makeApiClient(PolicyV1Api);
   const [claimsRaw, nodes, pods, pdbs, poolsRaw, classesRaw] = await Promise.all([
     guest.customObjects.listClusterCustomObject(nodeClaimsApi),
@@ -201,8 +205,11 @@ export async function readRound(guest: KubeClients, now: Date, memory: PodEventM
       pods: onNode.map((p) => candidatePod(p, pdbs.items)),
     });
   }
-  return { input: { now: t, nodes: candidates, pools }, memory: nextMemory, nodes: candidates.length, drifts };
+  return { input: { now: t, nodes: candidates, pools }, memory: nextMemory, nodes: candidates.length, drifts, snapshot: summariseCluster({ nodes: nodes.items, pods: pods.items }) };
 }
+
+/** karpenter_nodeclaims_disrupted_total's reason: Karpenter's lower-cased disruption reason. */
+const DISRUPTED_REASON = { Empty: 'empty', Drifted: 'drifted', Underutilized: 'underutilized' } as const;
 
 const CommandSchema = z.object({
   method: z.enum(['emptiness', 'drift', 'consolidation']),
@@ -253,6 +260,7 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
       const guest = await forCluster(raw.cluster);
       await refreshNodeClasses(ClusterRefSchema.parse(raw.cluster));
       const read = await readRound(guest, now(), raw.memory ?? {}, raw.batchMaxMs ?? 10_000);
+      deps.metrics?.observeCluster(raw.cluster.name, read.snapshot);
       // Drifted=True with the reason on each drifted claim (kubectl shows it), False when it no longer is
       const store = new NodeClaimStore(guest);
       for (const d of read.drifts.filter((x) => !x.known)) {
@@ -296,10 +304,19 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
     async deleteCandidates(raw: { cluster: ClusterRef; command: DisruptionCommand }): Promise<void> {
       const guest = await forCluster(raw.cluster);
       const command = CommandSchema.parse(raw.command);
+      const store = new NodeClaimStore(guest);
       for (const c of command.candidates) {
+        // A claim already being deleted (a retry of this activity, or kubectl) is not counted
+        // as disrupted again: the count is of deletions this call began.
+        const before = await store.get(c.nodeClaim);
         await guest.customObjects.deleteClusterCustomObject({ ...nodeClaimsApi, name: c.nodeClaim }).catch((err: unknown) => {
           if (!isNotFound(err)) throw err;
         });
+        if (before && before.metadata.deletionTimestamp === undefined) {
+          const reason = DISRUPTED_REASON[command.reason];
+          deps.metrics?.nodeClaimsDisrupted.inc({ cluster: raw.cluster.name, reason, nodepool: c.nodePool });
+          activityLog('info', 'NodeClaim disrupted', { cluster: raw.cluster.name, nodeclaim: c.nodeClaim, nodepool: c.nodePool, reason });
+        }
       }
     },
 

@@ -27,10 +27,14 @@ import { recordNodeClassResolution } from '../kube/nodeclasses';
 import { ResolutionCache } from '../cloud/resolution-cache';
 import { NODEPOOL_LABEL } from '../kube/nodes';
 import { nodeClaimRef, type ClaimRef } from './kube';
+import { type AutonodeMetrics } from '../metrics';
+import { activityLog } from '../log';
 
 export interface NodeClaimCloudDeps {
   resolve: ClusterResolver;
   now?: () => Date;
+  /** where launched instances are counted */
+  metrics?: AutonodeMetrics;
 }
 
 
@@ -267,6 +271,14 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
           await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'InsufficientCapacity', message: cause.message }] }, now().toISOString());
         }
         throw err;
+      }
+      if (!result.reused) {
+        // Counted as soon as EC2 returned a new instance, whatever happens to the rest of this
+        // attempt: a retry finds the instance by its NodeClaim tag (reused) and does not count it.
+        const { instanceType, capacityType, zone, instanceId } = result.instance;
+        const nodepool = claim.metadata.labels?.[NODEPOOL_LABEL] ?? '';
+        deps.metrics?.nodeClaimsLaunched.inc({ cluster: cluster.name, nodepool, instance_type: instanceType, capacity_type: capacityType, zone });
+        activityLog('info', 'instance launched', { cluster: cluster.name, nodeclaim: name, nodepool, instanceId, instanceType, capacityType, zone });
       }
       const instance = launched(result.instance);
       const type = instanceTypes.find((t) => t.name === instance.instanceType);

@@ -5,6 +5,8 @@ import { attachedVolumes, drainPass } from '../kube/drain';
 import { createEventRecorder } from '../kube/events';
 import { NodeClaimStore, type StoredNodeClaim } from '../kube/nodeclaims';
 import { DISRUPTED_TAINT, INITIALIZED_LABEL, NODEPOOL_LABEL, NodeStore } from '../kube/nodes';
+import { activityLog } from '../log';
+import { type AutonodeMetrics } from '../metrics';
 
 /** Port: CSR review for one node (activities/kube/csr.ts implements it). */
 export type ReviewNodeCsrs = (
@@ -16,6 +18,8 @@ export interface NodeClaimKubeDeps {
   resolve: ClusterResolver;
   reviewNodeCsrs: ReviewNodeCsrs;
   now?: () => Date;
+  /** where terminated claims are counted */
+  metrics?: AutonodeMetrics;
 }
 
 export const nodeClaimRef = (claim: StoredNodeClaim) => ({ apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: claim.metadata.name, uid: claim.metadata.uid });
@@ -214,6 +218,11 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
       if (!claim.metadata.deletionTimestamp) await claims.delete(input.name);
       const current = await claims.get(input.name);
       if (current) await claims.removeFinalizer(current, TERMINATION_FINALIZER);
+      // Counted by the call that found the claim still ours and let it go: a retry after this
+      // point finds it gone (returns above) and does not count it again.
+      const nodepool = claim.metadata.labels?.[NODEPOOL_LABEL] ?? '';
+      deps.metrics?.nodeClaimsTerminated.inc({ cluster: input.cluster.name, nodepool });
+      activityLog('info', 'NodeClaim terminated', { cluster: input.cluster.name, nodeclaim: input.name, nodepool, reason: input.reason });
     },
   };
 }

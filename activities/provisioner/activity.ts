@@ -1,4 +1,4 @@
-import { Context } from '@temporalio/activity';
+import { Context, asyncLocalStorage } from '@temporalio/activity';
 import { type Client } from '@temporalio/client';
 import pLimit from 'p-limit';
 import { z } from 'zod';
@@ -22,6 +22,8 @@ import { ResolutionCache, cloudCatalog } from './catalog';
 import { createSolverThread, type SolverThread } from './solver-thread';
 import { validateKarpenterObjects } from './validate';
 import { readWorld, type World } from './world';
+import { activityLog } from '../log';
+import { summariseCluster, type AutonodeMetrics, type SchedulingController } from '../metrics';
 
 export interface ProvisionerActivityDeps {
   resolve: ClusterResolver;
@@ -33,6 +35,8 @@ export interface ProvisionerActivityDeps {
   guided?: boolean;
   nodeClaimDefaults?: Pick<NodeClaimWorkflowInput, 'timeouts' | 'csrPolicy'>;
   now?: () => Date;
+  /** where claims created and scheduling durations are counted, and the cluster's state observed */
+  metrics?: AutonodeMetrics;
 }
 
 export const ProvisionBatchInputSchema = z.object({
@@ -106,16 +110,24 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     Context.current().heartbeat({ stage: 'read' });
     const { guest, cloud } = await deps.resolve(input.cluster);
     const event = createEventRecorder(guest.core);
-    const world = await readWorld(guest);
+    // the state gauges see the cluster as listed, before any view changes it (summarised only with metrics)
+    const onListed = (lists: Parameters<typeof summariseCluster>[0]) => deps.metrics?.observeCluster(input.cluster.name, summariseCluster(lists));
+    const world = await readWorld(guest, { onListed });
     const { pools, classes, invalidClasses, skipped, invalid } = await validateKarpenterObjects(world, { event, guest, now: now() });
     // an invalid class is reported by name, not as missing
     const typesByClass = new Map<string, CatalogResult>([...invalidClasses, ...(await cloudCatalog(cloud, classes, input.unavailable, { scope: input.cluster.name, resolutions }))]);
     return { input, event, world, pools, classes, skipped, invalid, typesByClass };
   }
   type Planning = Awaited<ReturnType<typeof readPlanning>>;
+  /** `controller`: who plans (the scheduling-duration metric's label); `view` changes the world first; `quiet` tells no pod */
+  interface PlanOptions {
+    controller: SchedulingController;
+    view?: (world: World) => World;
+    quiet?: boolean;
+  }
 
   /** Reads, solves and says (unless `quiet`) what it planned; `view` changes the world first. */
-  async function planWith(raw: ProvisionBatchInput, options: { view?: (world: World) => World; quiet?: boolean } = {}): Promise<PlannedBatch> {
+  async function planWith(raw: ProvisionBatchInput, options: PlanOptions): Promise<PlannedBatch> {
     return planView(await readPlanning(raw), options);
   }
 
@@ -123,7 +135,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
    * One plan over a read world. `view` changes the world before planning: a disruption asks
    * what its candidates' pods would need without them.
    */
-  async function planView(state: Planning, options: { view?: (world: World) => World; quiet?: boolean } = {}): Promise<PlannedBatch> {
+  async function planView(state: Planning, options: PlanOptions): Promise<PlannedBatch> {
     const { input, event, pools, classes, typesByClass } = state;
     const heartbeat = (stage: string) => Context.current().heartbeat({ stage });
     const world = (options.view ?? ((w: World) => w))(state.world);
@@ -196,6 +208,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
       clearInterval(beat);
     }
     planned.solveMs = Date.now() - started;
+    deps.metrics?.schedulingDuration.observe({ cluster: input.cluster.name, controller: options.controller }, planned.solveMs / 1000);
 
     // The claims, compact; then the pods are told (in the background: at 5k pods the
     // Events take ~20 s, which must not hold the packing worker or the next batch).
@@ -239,6 +252,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     const input = CreateClaimsInputSchema.parse(raw);
     const { guest } = await deps.resolve(input.cluster);
     const out: CreatedClaims = { created: [], resumed: [], refused: [] };
+    const reason = creationReason();
     const templates = new Map(input.templates.map((t) => [t.pool, t]));
     const limit = pLimit(16);
     await Promise.all(
@@ -251,6 +265,10 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
           try {
             stored = await guest.customObjects.createClusterCustomObject({ ...nodeClaimsApi, body: manifest });
             out.created.push(claim.name);
+            // Counted here, once per claim: only one create of a name succeeds, and a retried
+            // batch that finds its claim (409 below) does not count it again.
+            deps.metrics?.nodeClaimsCreated.inc({ cluster: input.cluster.name, reason, nodepool: claim.pool });
+            activityLog('info', 'NodeClaim created', { cluster: input.cluster.name, nodeclaim: claim.name, nodepool: claim.pool, reason });
           } catch (err) {
             if (isConflict(err)) {
               // made by an earlier attempt of this batch: finish it (its workflow may not have started)
@@ -284,7 +302,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
   /** The candidates' pods planned without them, judged (core/disruption/consolidate.ts), the plan narrowed to what the verdict keeps. */
   async function simulateMove(state: Planning, leaving: readonly { nodeClaim: string; node: string }[], settings: ConsolidationSettings): Promise<{ planned: PlannedBatch; decision: ConsolidationDecision }> {
     const nodes = new Set(leaving.map((c) => c.node));
-    const planned = await planView(state, { view: (world) => withoutNodes(world, nodes), quiet: true });
+    const planned = await planView(state, { controller: 'disruption', view: (world) => withoutNodes(world, nodes), quiet: true });
     const types = new Map<string, ReplacementOption>();
     for (const result of state.typesByClass.values()) if (result.ok) for (const t of result.instanceTypes) types.set(t.name, { instanceType: t.name, offerings: t.offerings });
     const claims = new Map(state.world.nodeClaims.map((c) => [c.metadata.name, c]));
@@ -319,7 +337,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     return { planned, decision };
   }
 
-  const planBatch = (raw: ProvisionBatchInput) => planWith(raw);
+  const planBatch = (raw: ProvisionBatchInput) => planWith(raw, { controller: 'provisioner' });
 
   return {
     planBatch,
@@ -330,7 +348,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
      */
     async planReplacements(raw: ProvisionBatchInput & { nodes: string[] }): Promise<PlannedBatch> {
       const leaving = new Set(z.array(z.string()).parse(raw.nodes));
-      return planWith(raw, { view: (world) => withoutNodes(world, leaving), quiet: true });
+      return planWith(raw, { controller: 'disruption', view: (world) => withoutNodes(world, leaving), quiet: true });
     },
     /**
      * Single-node consolidation's simulation: the candidate's pods planned without it, and
@@ -411,6 +429,16 @@ export function withoutNodes(world: World, leaving: ReadonlySet<string>): World 
     nodes: world.nodes.filter((n) => !leaving.has((n as { metadata?: { name?: string } }).metadata?.name ?? '')),
     nodeClaims: world.nodeClaims.filter((c) => !leaving.has(c.status?.nodeName ?? '')),
   };
+}
+
+/**
+ * Why claims are created (the `reason` of karpenter_nodeclaims_created_total): the workflow
+ * that asked says it — the disruption workflow creates replacements, the provisioner (and a
+ * call outside any workflow) provisions. Karpenter's disruption reasons (drifted,
+ * underutilized, …) are not in createClaims' input, so replacements say `disruption`.
+ */
+function creationReason(): 'provisioning' | 'disruption' {
+  return asyncLocalStorage.getStore()?.info.workflowType === 'disruptionWorkflow' ? 'disruption' : 'provisioning';
 }
 
 const SILENT: EventSink = { emit: () => undefined, drained: async () => undefined };

@@ -24,7 +24,8 @@ const plain = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
 
 const withKind = (apiVersion: string, kind: string) => (item: unknown) => (typeof item === 'object' && item !== null ? { apiVersion, kind, ...item } : item);
 
-export async function readWorld(guest: KubeClients): Promise<World> {
+/** `onListed` sees every node and pod as listed (the metrics' cluster snapshot), before the world keeps only what a batch plans with. */
+export async function readWorld(guest: KubeClients, options: { onListed?: (lists: { nodes: readonly unknown[]; pods: readonly unknown[] }) => void } = {}): Promise<World> {
   const custom = (group: string, plural: string) => guest.customObjects.listClusterCustomObject({ group, version: 'v1', plural });
   const [pods, nodes, daemonSets, claims, pools, classes] = await Promise.all([
     guest.core.listPodForAllNamespaces(),
@@ -35,10 +36,12 @@ export async function readWorld(guest: KubeClients): Promise<World> {
     custom('karpenter.k8s.aws', 'ec2nodeclasses'),
   ]);
   const podObjects = ListSchema.parse(plain(pods)).items.map(withKind('v1', 'Pod'));
+  const nodeObjects = ListSchema.parse(plain(nodes)).items.map(withKind('v1', 'Node'));
+  options.onListed?.({ nodes: nodeObjects, pods: podObjects });
   return {
     provisionable: podObjects.filter((p) => podDisposition(p) === 'provisionable'),
     bound: podObjects.filter((p) => podDisposition(p) === 'bound'),
-    nodes: ListSchema.parse(plain(nodes)).items.map(withKind('v1', 'Node')),
+    nodes: nodeObjects,
     daemonSets: ListSchema.parse(plain(daemonSets)).items.map(withKind('apps/v1', 'DaemonSet')),
     nodeClaims: ListSchema.parse(claims).items.map((c) => StoredNodeClaimSchema.parse(c)),
     nodePools: ListSchema.parse(pools).items,

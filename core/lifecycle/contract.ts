@@ -121,6 +121,31 @@ export const disruptionWorkflowId = (cluster: string) => `autonode/${cluster}/di
 /** one per HostedCluster: `autonode/<namespace>/<name>` */
 export const enablementWorkflowId = (hc: { namespace: string; name: string }) => `autonode/${hc.namespace}/${hc.name}`;
 
+/** What a workflow id above names: logs carry the cluster and NodeClaim without every call site saying so. */
+export type WorkflowIdentity =
+  | { kind: 'nodeclaim'; cluster: string; nodeClaim: string }
+  | { kind: 'provisioner' | 'watch' | 'disruption'; cluster: string }
+  | { kind: 'management-watch' }
+  | { kind: 'enablement'; hostedCluster: { namespace: string; name: string } }
+  | { kind: 'other' };
+
+/**
+ * The inverse of the id builders. Names contain no '/', so the shape decides; the one
+ * ambiguity is core/enablement's management watch (`autonode/management/watch`), which a
+ * cluster named `management` would share anyway, and `autonode/<ns>/<name>` of a
+ * HostedCluster named like a cluster workflow, read as that workflow.
+ */
+export function workflowIdentity(workflowId: string): WorkflowIdentity {
+  const parts = workflowId.split('/');
+  if (parts[0] !== 'autonode' || parts.some((p) => p === '')) return { kind: 'other' };
+  const [, first, second, third] = parts;
+  if (parts.length === 4 && second === 'nodeclaim' && first && third) return { kind: 'nodeclaim', cluster: first, nodeClaim: third };
+  if (parts.length !== 3 || !first || !second) return { kind: 'other' };
+  if (first === 'management' && second === 'watch') return { kind: 'management-watch' };
+  if (second === 'provisioner' || second === 'watch' || second === 'disruption') return { kind: second, cluster: first };
+  return { kind: 'enablement', hostedCluster: { namespace: first, name: second } };
+}
+
 /** Signals carry names only, never objects: the workflow re-reads what it needs. */
 export const signalNames = {
   nodeClaimChanged: 'nodeClaimChanged',

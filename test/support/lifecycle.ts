@@ -11,7 +11,9 @@ import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activitie
 import { NodeClaimStore } from '../../activities/kube/nodeclaims';
 import { nodeClaimWorkflowId, type NodeClaimWorkflowInput, type TaskQueues } from '../../core/lifecycle';
 import { bootstrapIdentitySource, instanceUserData, launchedNodeShapes, clusterAccessOf, SimulatedKubeletFleet } from '../../dev/simkubelet';
-import { WORKER_ROLES, createAutonodeWorkers, runWorkers, type WorkerRole } from '../../workers/workers';
+import { WORKER_ROLES, createAutonodeWorkers, runWorkers, workersReadiness, type WorkerRole } from '../../workers/workers';
+import { createAutonodeMetrics, type AutonodeMetrics } from '../../activities/metrics';
+import { startMetricsServer } from '../../workers/metrics-server';
 import { startCloudHarness, type CloudHarness } from './cloud';
 import { installCrds } from './crds';
 import { loadStackInfo } from './stack';
@@ -46,6 +48,10 @@ export interface LifecycleHarness {
   createNodeClaim(name: string, spec?: { terminationGracePeriod?: string; expireAfter?: string; requirements?: { key: string; operator: string; values?: string[] }[] } & Record<string, unknown>): Promise<string>;
   startLifecycle(name: string, uid: string, timeouts?: NodeClaimWorkflowInput['timeouts']): ReturnType<TemporalHarness['client']['workflow']['start']>;
   instanceState(instanceId: string): Promise<string | undefined>;
+  /** what the in-process workers count (every worker this harness starts shares it) */
+  metrics: AutonodeMetrics;
+  /** their HTTP endpoint on loopback, as a worker process serves it: /metrics, /healthz, /readyz */
+  metricsUrl: string;
   /** more workers for this harness's queues (e.g. a packing worker after one was killed); stopped by close() too */
   startWorkers(run: readonly WorkerRole[]): Promise<{ stop(): Promise<void> }>;
   close(): Promise<void>;
@@ -84,6 +90,7 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
   });
   const autonodeKubeconfigPath = await writeAutonodeGuestKubeconfig(guest, join(stack.dir, `autonode-${id}.kubeconfig`));
   const resolve = staticClusterResolver({ guestKubeconfigPath: autonodeKubeconfigPath, ec2ClientFor });
+  const metrics = createAutonodeMetrics();
   const workersFor = (run: readonly WorkerRole[]) =>
     createAutonodeWorkers({
       connection: t.connection,
@@ -95,9 +102,11 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
       nodeClaimDefaults: lifecycleDefaults,
       taskQueues,
       run,
+      metrics,
     });
   const workers: Worker[] = await workersFor(options.run ?? WORKER_ROLES);
   const running = [runWorkers(workers)];
+  const metricsServer = await startMetricsServer({ registry: metrics.registry, readiness: () => workersReadiness(workers), port: 0, host: '127.0.0.1' });
   const kc = new KubeConfig();
   kc.loadFromFile(stack.guest.kubeconfigPath);
   const bootstrap = bootstrapIdentitySource(guest);
@@ -123,6 +132,8 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
     taskQueues,
     autonodeKubeconfigPath,
     resolve,
+    metrics,
+    metricsUrl: metricsServer.url,
     async createNodeClaim(name, extra = {}) {
       await guest.customObjects.createClusterCustomObject({
         group: 'karpenter.sh',
@@ -200,6 +211,7 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
       await fleet.stop();
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await Promise.all(running);
+      await metricsServer.close();
       await t.close();
       await h.close();
     },

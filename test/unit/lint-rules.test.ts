@@ -26,6 +26,9 @@ describe('folder import rules', () => {
     ['workflows/x.ts', "import { readFileSync } from 'fs';\nexport const f = readFileSync;\n", /Temporal sandbox: no Node built-ins/],
     ['workflows/x.ts', "import { createNodeClaimKubeActivities } from '../activities/nodeclaim/kube';\nexport const a = createNodeClaimKubeActivities;\n", /only \*types\* from activities/],
     ['workflows/x.ts', "import { KubeConfig } from '@kubernetes/client-node';\nexport const k = KubeConfig;\n", /do I\/O in activities/],
+    // metrics are counted where things happen (activities), never in the replayed workflow code or the pure core
+    ['workflows/x.ts', "import { Counter } from 'prom-client';\nexport const c = Counter;\n", /do I\/O in activities/],
+    ['core/x.ts', "import { Counter } from 'prom-client';\nexport const c = Counter;\n", /no-restricted-imports: .*no I\/O or Temporal/],
   ])('%s: %s is refused', (file, source, rule) => {
     expect(lint(file, source).join('\n')).toMatch(rule);
   });
