@@ -62,7 +62,12 @@ export class ClusterEventRouter {
 
     // A claim first seen by this watcher (or recreated under the same name) gets its
     // workflow; starting is idempotent (USE_EXISTING), so a restarted watcher is harmless.
-    if (!previous || previous.uid !== claim.uid) return [{ kind: 'start', nodeClaim: claim.name, uid: claim.uid }];
+    // One first seen deleting was deleted while no watcher ran (a worker killed mid-command):
+    // its running workflow missed that transition and would sleep to its steady resync (5 min).
+    if (!previous || previous.uid !== claim.uid) {
+      const start: WatchAction = { kind: 'start', nodeClaim: claim.name, uid: claim.uid };
+      return claim.deleting ? [start, { kind: 'signal', nodeClaim: claim.name, signal: signalNames.nodeClaimChanged }] : [start];
+    }
     if (!previous.deleting && claim.deleting) return [{ kind: 'signal', nodeClaim: claim.name, signal: signalNames.nodeClaimChanged }];
     return [];
   }

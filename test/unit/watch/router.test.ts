@@ -22,6 +22,15 @@ describe('cluster event router', () => {
     expect(r.onNodeClaim('DELETED', aClaim({ deleting: true }))).toEqual(signal);
   });
 
+  it('a claim first seen deleting (deleted while no watcher ran) is started and signalled: its running workflow missed the transition', () => {
+    const r = new ClusterEventRouter();
+    expect(r.onNodeClaim('ADDED', aClaim({ deleting: true }))).toEqual([
+      { kind: 'start', nodeClaim: 'default-abc12', uid: 'uid-1' },
+      { kind: 'signal', nodeClaim: 'default-abc12', signal: 'nodeClaimChanged' },
+    ]);
+    expect(r.onNodeClaim('MODIFIED', aClaim({ deleting: true }))).toEqual([]);
+  });
+
   it('routes Node changes to the claim by providerID, only on transitions', () => {
     const r = new ClusterEventRouter();
     r.onNodeClaim('ADDED', launched);
