@@ -251,9 +251,10 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
     await apps.patchNamespacedDeploymentScale({ namespace, name: 'frag', body: { spec: { replicas: 0 } } }, mergePatch).catch(() => undefined);
     await eventually('the frag pool empty', async () => ((await claimsOf(`frag-${lh.id}`)).length === 0 ? true : undefined), 180_000);
     const name = `m2m-${lh.id}`;
-    // m5.large holds one 1200m pod, m5.xlarge three: four pods cost 4 × m5.large one by one, m5.xlarge + m5.large packed
+    // with the harness's kubelet reservations m5.large has 1500m allocatable, m5.xlarge 3500m: one 1000m pod
+    // per m5.large, three per m5.xlarge — four pods cost 4 × m5.large one by one, m5.xlarge + m5.large packed
     await createPool(name, { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: 'Never', budgets: [{ nodes: '100%' }] }, {}, { types: ['m5.large', 'm5.xlarge'] });
-    await deploy('m2m', 1, name, '1200m');
+    await deploy('m2m', 1, name, '1000m');
     for (let replicas = 1; replicas <= 4; replicas++) {
       if (replicas > 1) await apps.patchNamespacedDeploymentScale({ namespace, name: 'm2m', body: { spec: { replicas } } }, mergePatch);
       await eventually(`${replicas} pod(s) Running`, async () => {
