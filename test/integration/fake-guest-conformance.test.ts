@@ -41,9 +41,10 @@ async function script(kube: KubeClients, name: string) {
   steps.create = await outcome(() => kube.customObjects.createClusterCustomObject({ ...api, body }));
   steps.createAgain = await outcome(() => kube.customObjects.createClusterCustomObject({ ...api, body }));
   steps.getMissing = await outcome(() => kube.customObjects.getClusterCustomObject({ ...api, name: `${name}-missing` }));
-  steps.patchStatusStale = await outcome(() => kube.customObjects.patchClusterCustomObjectStatus({ ...api, name, body: { metadata: { resourceVersion: '1' }, status: { providerID: 'aws:///us-east-1a/i-stale' } } }, mergePatch));
-  const current = (await get()) as Stored;
-  steps.patchStatus = await outcome(() => kube.customObjects.patchClusterCustomObjectStatus({ ...api, name, body: { metadata: { resourceVersion: current.metadata.resourceVersion }, status: { providerID: 'aws:///us-east-1a/i-0123' } } }, mergePatch));
+  const before = (await get()) as Stored;
+  steps.patchStatus = await outcome(() => kube.customObjects.patchClusterCustomObjectStatus({ ...api, name, body: { metadata: { resourceVersion: before.metadata.resourceVersion }, status: { providerID: 'aws:///us-east-1a/i-0123' } } }, mergePatch));
+  // the version read before that patch is stale now
+  steps.patchStatusStale = await outcome(() => kube.customObjects.patchClusterCustomObjectStatus({ ...api, name, body: { metadata: { resourceVersion: before.metadata.resourceVersion }, status: { providerID: 'aws:///us-east-1a/i-stale' } } }, mergePatch));
   steps.delete = await outcome(() => kube.customObjects.deleteClusterCustomObject({ ...api, name }));
   steps.getDeleting = await outcome(get);
   steps.deleteAgain = await outcome(() => kube.customObjects.deleteClusterCustomObject({ ...api, name }));

@@ -91,7 +91,8 @@ export async function startFakeGuest(): Promise<FakeGuest> {
           return apiStatus(200, 'Success');
         }
         if (meta.deletionTimestamp !== undefined) return { status: 200, body: stored };
-        const deleting = stamp(stored, { ...meta, deletionTimestamp: '2026-11-24T12:05:00Z' });
+        // as kube-apiserver does, marking an object for deletion moves its generation
+        const deleting = stamp(stored, { ...meta, deletionTimestamp: '2026-11-24T12:05:00Z', ...(typeof meta.generation === 'number' ? { generation: meta.generation + 1 } : {}) });
         objects.set(path, deleting);
         return { status: 200, body: deleting };
       }
