@@ -279,7 +279,11 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
       throw err;
     });
     expect(after.map((c) => c.metadata.labels?.['node.kubernetes.io/instance-type']).sort()).toEqual(['m5.large', 'm5.xlarge']);
-    const status = await disruption.query<DisruptionStatus>('status');
+    // the command ends once the candidates' nodes are gone, a little after the pods moved
+    const status = await eventually('the command recorded', async () => {
+      const s = await disruption.query<DisruptionStatus>('status');
+      return s.lastCommand?.command.candidates.length === 4 ? s : undefined;
+    }, 60_000);
     expect(status.lastCommand).toEqual(expect.objectContaining({ outcome: 'done', command: expect.objectContaining({ method: 'consolidation', replace: true, summary: expect.stringContaining('the pods of 4 nodes re-packed into 2 cheaper nodes') }) }));
     expect(status.lastCommand!.command.candidates.map((c) => c.nodeClaim).sort()).toEqual(before.map((c) => c.metadata.name).sort());
   });
