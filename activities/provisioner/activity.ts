@@ -333,7 +333,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
         c.name !== keep.claim ? c : { ...c, options: list, requirements: [...c.requirements.filter((r) => r.key !== 'karpenter.sh/capacity-type'), { key: 'karpenter.sh/capacity-type', operator: 'In', values: keep.capacityTypes }] },
       );
     }
-    if (decision.kind !== 'reject') planned.pricePerHour = decision.kind === 'repack' ? decision.pricePerHour : planned.pricePerHour;
+    if (decision.kind === 'repack') planned.pricePerHour = decision.pricePerHour;
     return { planned, decision };
   }
 

@@ -1,4 +1,4 @@
-import { replaceDecision, worstLaunchPrice, type CapacityType, type ReplacedNode, type ReplacementOption } from './price';
+import { cheapestPrice, replaceDecision, worstLaunchPrice, type CapacityType, type ReplacedNode, type ReplacementOption } from './price';
 
 // Consolidation's decision (karpenter.md §1.5 "Consolidation core"): with the candidates
 // gone, where would their pods go? Nowhere new → delete them; one new node strictly cheaper
@@ -76,11 +76,6 @@ export function moveDecision(sim: MoveSimulation, settings: ConsolidationSetting
   return repackDecision(priced, sim.claims.map((c) => ({ name: c.name, options: optionsOf(c), capacityTypes: c.capacityTypes })), { spotToSpot: settings.spotToSpot, minSavings: settings.manyToMany.minSavings });
 }
 
-const cheapestOf = (option: ReplacementOption, capacityTypes: readonly CapacityType[]) => {
-  const prices = option.offerings.filter((o) => o.available && capacityTypes.includes(o.capacityType)).map((o) => o.price);
-  return prices.length === 0 ? Infinity : Math.min(...prices);
-};
-
 /**
  * Beyond Karpenter: the candidates' pods re-packed into several new nodes. The move may
  * cost at most `total × (1 − minSavings)` even if every launch lands on its dearest
@@ -99,7 +94,7 @@ export function repackDecision(
   const allSpot = candidates.every((c) => c.capacityType === 'spot');
   const typed = claims.map((claim) => {
     const capacityTypes: CapacityType[] = claim.capacityTypes.includes('spot') && claim.capacityTypes.includes('on-demand') ? ['spot'] : [...claim.capacityTypes];
-    const cheapest = Math.min(...claim.options.map((o) => cheapestOf(o, capacityTypes)));
+    const cheapest = Math.min(...claim.options.map((o) => cheapestPrice(o, capacityTypes)));
     return { ...claim, capacityTypes, cheapest };
   });
   if (allSpot && typed.some((c) => c.capacityTypes.includes('spot')) && !settings.spotToSpot) return { kind: 'reject', reason: 'replacing spot capacity with spot needs spot-to-spot consolidation turned on' };
@@ -114,7 +109,7 @@ export function repackDecision(
   for (const c of typed) {
     const share = (c.cheapest / best) * allowance;
     const fits = c.options
-      .map((o) => ({ o, worst: worstLaunchPrice(o, c.capacityTypes), cheapest: cheapestOf(o, c.capacityTypes) }))
+      .map((o) => ({ o, worst: worstLaunchPrice(o, c.capacityTypes), cheapest: cheapestPrice(o, c.capacityTypes) }))
       .filter((x): x is { o: ReplacementOption; worst: number; cheapest: number } => x.worst !== undefined && x.worst <= share + 1e-12)
       .sort((a, b) => a.cheapest - b.cheapest || a.o.instanceType.localeCompare(b.o.instanceType));
     if (fits.length === 0) return { kind: 'reject', reason: `replacement ${c.name}: no option is sure to cost at most its ${dollars(share)} share of a ${percent} % saving` };

@@ -40,7 +40,8 @@ export function worstLaunchPrice(option: ReplacementOption, capacityTypes: reado
   return prices.length === 0 ? undefined : Math.max(...prices);
 }
 
-function cheapestPrice(option: ReplacementOption, capacityTypes: readonly CapacityType[]): number {
+/** The least a launch of this option could cost: its cheapest available offering of an allowed capacity type (Infinity when none). */
+export function cheapestPrice(option: ReplacementOption, capacityTypes: readonly CapacityType[]): number {
   const prices = option.offerings.filter((o) => o.available && capacityTypes.includes(o.capacityType)).map((o) => o.price);
   return prices.length === 0 ? Infinity : Math.min(...prices);
 }
