@@ -9,7 +9,7 @@ import { disruptionRound, type CommandCandidate, type ConsolidationSettings } fr
 import type { Plan } from '../../core/packing';
 import { nodeClaimName } from '../../core/provisioning';
 import { multiNodeSearch, simulateMove, type MoveSimulationResult, type PlanOptions } from '../../activities/provisioner/plan-view';
-import { applyCommand, BENCH_NOW, planningOf, podsByNode, roundInputOf, worldOf, type ClusterCommand, type Launch, type SimCluster } from './disruption-cluster';
+import { applyCommand, BENCH_NOW, movedBy, planningOf, podsByNode, roundInputOf, worldOf, type ClusterCommand, type Launch, type SimCluster } from './disruption-cluster';
 
 export interface AutonodeOptions {
   settings: ConsolidationSettings;
@@ -146,7 +146,8 @@ export async function autonodeRound(cluster: SimCluster, memory: RoundMemory, op
 export interface FixedPoint {
   cluster: SimCluster;
   rounds: number;
-  commands: { kind: CommandKind; nodes: number; launched: number; decision: string }[];
+  /** each command carried out: its method, nodes removed, nodes launched, pods that had to move */
+  commands: { kind: CommandKind; nodes: number; launched: number; moved: number; decision: string }[];
   simulations: number;
   seconds: number;
   /** false when `maxRounds` ran out first */
@@ -169,8 +170,9 @@ export async function autonodeFixedPoint(start: SimCluster, options: AutonodeOpt
     const outcome = await autonodeRound(cluster, memory, options, `a${out.rounds}`);
     out.simulations += outcome.simulations;
     if (outcome.found) {
+      const moved = movedBy(cluster, outcome.found.command);
       cluster = applyCommand(cluster, outcome.found.command);
-      out.commands.push({ kind: outcome.found.kind, nodes: outcome.found.candidates.length, launched: outcome.found.command.launch.length, decision: outcome.found.decision });
+      out.commands.push({ kind: outcome.found.kind, nodes: outcome.found.candidates.length, launched: outcome.found.command.launch.length, moved, decision: outcome.found.decision });
     }
     options.onRound?.(out.rounds, cluster, outcome.found?.kind);
     if (!outcome.found) {

@@ -128,6 +128,12 @@ export function strandedPods(cluster: SimCluster): string[] {
   return [...cluster.pods].filter(([, p]) => !cluster.nodes.has(p.node)).map(([k]) => k);
 }
 
+/** How many pods a command makes move (evictions): every pod of the nodes it removes. */
+export function movedBy(cluster: SimCluster, command: ClusterCommand): number {
+  const removed = new Set(command.remove);
+  return [...cluster.pods.values()].filter((p) => removed.has(p.node)).length;
+}
+
 export class CommandError extends Error {}
 
 /**

@@ -88,6 +88,9 @@ export function pendingInputOf(pods: readonly SimPod[], catalog: SimCluster['cat
   });
 }
 
+/** packed onto 498 nodes by autonode's solver (measured) */
+export const FRAGMENTED_PODS = 4200;
+
 export interface Fragmented {
   /** the pods packed by autonode's solver, before the scale-down */
   packed: SimCluster;
@@ -96,8 +99,8 @@ export interface Fragmented {
 }
 
 /**
- * The fragmented cluster: `pods` pods from deployments of 10 replicas (median 1000m cpu)
- * packed by autonode's solver (LP guide on) onto the pool's types — about 500 nodes with the
+ * The fragmented cluster: `pods` (FRAGMENTED_PODS) pods from deployments of 10 replicas (median 1000m cpu)
+ * packed by autonode's solver (LP guide on) onto the pool's types — 498 nodes with the
  * default count — then `removed` of the pods deleted at random. Budget 100 % (the bench runs
  * consolidation to a fixed point; budgets would only spread it over more rounds).
  */
@@ -105,10 +108,11 @@ export function fragmentedCluster(linearSolver: LinearSolver, options: { pods?: 
   const random = mulberry32(options.seed ?? 31);
   const pool: BenchPool = { types: BENCH_TYPES, zones: BENCH_ZONES, budget: '100%' };
   const catalog = benchCatalog(pool);
+  const count = options.pods ?? FRAGMENTED_PODS;
   const all: SimPod[] = [];
-  for (let d = 0; all.length < (options.pods ?? 7000); d++) {
+  for (let d = 0; all.length < count; d++) {
     const shape = podShape(random, 1000);
-    for (let r = 0; r < 10 && all.length < (options.pods ?? 7000); r++) all.push({ namespace: 'default', name: `d${d}-${r}`, app: `d${d}`, ...shape });
+    for (let r = 0; r < 10 && all.length < count; r++) all.push({ namespace: 'default', name: `d${d}-${r}`, app: `d${d}`, ...shape });
   }
   const plan = solve(pendingInputOf(all, catalog), { linearSolver });
   if (plan.unschedulable.length > 0) throw new Error(`${plan.unschedulable.length} pods do not fit the pool's types`);

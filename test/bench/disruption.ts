@@ -69,6 +69,8 @@ interface Consolidated {
   rounds: number;
   commands: Record<string, number>;
   launched: number;
+  /** pods evicted over the run */
+  moved: number;
   simulations: number;
   seconds: number;
   converged: boolean;
@@ -85,6 +87,8 @@ interface FragmentedRow {
   bound: number;
   lb: number;
   clp: number | undefined;
+  /** the configuration LP's Farley bound (valid whether or not it converged) */
+  clpBound: number | undefined;
   clpConverged: boolean;
   boundSeconds: number;
   runs: Record<string, Consolidated>;
@@ -183,7 +187,7 @@ function summary(run: FixedPoint | KarpenterFixedPoint): Consolidated {
   for (const c of run.commands) commands[c.kind] = (commands[c.kind] ?? 0) + 1;
   return {
     cost: costOf(run.cluster), nodes: run.cluster.nodes.size, rounds: run.rounds, commands,
-    launched: run.commands.reduce((s, c) => s + c.launched, 0), simulations: run.simulations, seconds: run.seconds, converged: run.converged,
+    launched: run.commands.reduce((s, c) => s + c.launched, 0), moved: run.commands.reduce((s, c) => s + c.moved, 0), simulations: run.simulations, seconds: run.seconds, converged: run.converged,
     ...('timeouts' in run ? { timeouts: run.timeouts } : {}),
   };
 }
@@ -212,7 +216,7 @@ async function fragmented(name: string, maxRounds: number, linearSolver: LinearS
   }
   return {
     kind: 'fragmented', scenario: name, packedNodes: packed.nodes.size, packedCost: costOf(packed), pods: start.pods.size, beforeCost: costOf(start),
-    bound: Math.max(lb, configuration?.bound ?? 0), lb, clp: configuration?.lp, clpConverged: configuration?.converged ?? false, boundSeconds, runs,
+    bound: Math.max(lb, configuration?.bound ?? 0), lb, clp: configuration?.lp, clpBound: configuration?.bound, clpConverged: configuration?.converged ?? false, boundSeconds, runs,
     peakMiB: process.resourceUsage().maxRSS / 1024,
   };
 }
@@ -241,21 +245,21 @@ function decisionTable(rows: readonly DecisionRow[]): string {
 }
 
 function fragmentedTable(rows: readonly FragmentedRow[]): string {
-  const header = ['scenario', 'rules', '$/h before', '$/h after', 'x bound', 'goal ≤ 1.10', 'nodes', 'rounds', 'commands', 'launched', 'simulations', 'wall s', 'converged', 'timeouts'];
+  const header = ['scenario', 'rules', '$/h before', '$/h after', 'x bound', 'goal ≤ 1.10', 'nodes', 'rounds', 'commands', 'launched', 'pods moved', 'simulations', 'wall s', 'converged', 'timeouts'];
   const out: string[][] = [header];
   for (const r of rows) {
     for (const [rules, c] of Object.entries(r.runs)) {
       const ratio = c.cost / r.bound;
       out.push([
         r.scenario, rules, r.beforeCost.toFixed(3), c.cost.toFixed(3), ratio.toFixed(3), rules === 'autonode' ? (ratio <= 1.1 ? 'met' : 'NOT met') : '-', String(c.nodes), String(c.rounds),
-        Object.entries(c.commands).map(([k, n]) => `${k} ${n}`).join(', '), String(c.launched), String(c.simulations), c.seconds.toFixed(1), c.converged ? 'yes' : 'NO', c.timeouts ? `multi ${c.timeouts.multi}, single ${c.timeouts.single}` : '-',
+        Object.entries(c.commands).map(([k, n]) => `${k} ${n}`).join(', '), String(c.launched), String(c.moved), String(c.simulations), c.seconds.toFixed(1), c.converged ? 'yes' : 'NO', c.timeouts ? `multi ${c.timeouts.multi}, single ${c.timeouts.single}` : '-',
       ]);
     }
   }
   const notes = rows.map(
     (r) =>
       `${r.scenario}: packed ${r.packedNodes} nodes at $${r.packedCost.toFixed(3)}/h; after the scale-down ${r.pods} pods on the same nodes ($${r.beforeCost.toFixed(3)}/h). ` +
-      `Lower bound for the remaining pods $${r.bound.toFixed(3)}/h (bound.ts ${r.lb.toFixed(3)}, configuration LP ${r.clp === undefined ? '-' : `${r.clp.toFixed(3)}${r.clpConverged ? '' : '*'}`}; ${r.boundSeconds.toFixed(1)} s); peak RSS ${r.peakMiB.toFixed(0)} MiB.`,
+      `Lower bound for the remaining pods $${r.bound.toFixed(3)}/h (bound.ts ${r.lb.toFixed(3)}, configuration LP ${r.clp === undefined ? '-' : `${r.clp.toFixed(3)}${r.clpConverged ? ' converged' : '*'}, its Farley bound ${r.clpBound?.toFixed(3) ?? '-'}`}; ${r.boundSeconds.toFixed(1)} s); peak RSS ${r.peakMiB.toFixed(0)} MiB.`,
   );
   return `${table(out)}\n${notes.join('\n')}`;
 }

@@ -40,7 +40,7 @@ import type { Requirements } from '../../core/scheduling/requirements';
 import { runKarpenterLoop, type LoopClaim } from '../../core/packing/baseline/karpenter-loop';
 import type { PoolType } from '../../core/packing/pools';
 import { assembleView, withoutNodes } from '../../activities/provisioner/plan-view';
-import { applyCommand, BENCH_NOW, planningOf, podsByNode, worldOf, type ClusterCommand, type Launch, type SimCluster, type SimNode } from './disruption-cluster';
+import { applyCommand, BENCH_NOW, movedBy, planningOf, podsByNode, worldOf, type ClusterCommand, type Launch, type SimCluster, type SimNode } from './disruption-cluster';
 import type { CommandKind, FixedPoint } from './disruption-autonode';
 
 /** scheduling.MaxInstanceTypes */
@@ -238,9 +238,10 @@ export function karpenterFixedPoint(start: SimCluster, options: KarpenterOptions
       }
     }
     if (found) {
+      const moved = movedBy(cluster, found.command);
       cluster = applyCommand(cluster, found.command);
       const launched = found.command.launch;
-      out.commands.push({ kind: found.kind, nodes: found.nodes, launched: launched.length, decision: launched.length === 0 ? 'delete' : `replace by ${launched[0]!.instanceType}` });
+      out.commands.push({ kind: found.kind, nodes: found.nodes, launched: launched.length, moved, decision: launched.length === 0 ? 'delete' : `replace by ${launched[0]!.instanceType}` });
     }
     options.onRound?.(out.rounds, cluster, found?.kind);
     if (!found) {

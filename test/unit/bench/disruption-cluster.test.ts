@@ -2,7 +2,7 @@
 // refused, so a bench figure never rests on a pod left behind or a node overfilled.
 import { solve } from '../../../core/packing';
 import { simulateMove } from '../../../activities/provisioner/plan-view';
-import { applyCommand, benchCatalog, BENCH_NOW, CommandError, costOf, planningOf, podKey, podsByNode, priceOf, worldOf, type ClusterCommand, type SimCluster, type SimNode, type SimPod } from '../../bench/disruption-cluster';
+import { applyCommand, benchCatalog, BENCH_NOW, CommandError, costOf, movedBy, planningOf, podKey, podsByNode, priceOf, worldOf, type ClusterCommand, type SimCluster, type SimNode, type SimPod } from '../../bench/disruption-cluster';
 import { autonodeCommand } from '../../bench/disruption-autonode';
 
 const pool = { types: ['m5.large', 'm5.xlarge', 'm5.2xlarge'], zones: ['us-east-1a'], budget: '100%' };
@@ -25,11 +25,13 @@ describe('applyCommand', () => {
   const cluster = aCluster({ n1: 'm5.xlarge', n2: 'm5.xlarge' }, { a: { node: 'n1' }, b: { node: 'n1' }, c: { node: 'n2' } });
 
   it('removes the candidates, launches the replacements and puts every moving pod where the plan put it', () => {
-    const after = applyCommand(cluster, {
+    const command: ClusterCommand = {
       remove: ['n1'],
       moves: [{ node: 'n2', pods: ['app/a'] }],
       launch: [{ instanceType: 'm5.large', zone: 'us-east-1a', capacityType: 'on-demand', price: 0.096, pods: ['app/b'] }],
-    });
+    };
+    expect(movedBy(cluster, command)).toBe(2);
+    const after = applyCommand(cluster, command);
     expect([...after.nodes.keys()].sort()).toEqual(['default-r0', 'n2']);
     expect([nodeOf(after, 'a'), nodeOf(after, 'b'), nodeOf(after, 'c')]).toEqual(['n2', 'default-r0', 'n2']);
     expect(after.launched).toBe(1);
