@@ -2,16 +2,13 @@ import { Context, asyncLocalStorage } from '@temporalio/activity';
 import { type Client } from '@temporalio/client';
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import type { NodePool } from '../../core/api/nodepool';
 import type { CatalogResult } from '../../core/instancetypes';
-import type { Plan } from '../../core/packing';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { type Condition } from '../../core/api';
 import { conditionSchema } from '../../core/api/primitives';
 import { ClusterRefSchema, TaskQueuesSchema, setCondition, type ConditionUpdate, type NodeClaimWorkflowInput } from '../../core/lifecycle';
-import { MULTI_NODE_CANDIDATES, moveDecision, type CapacityType, type ConsolidationDecision, type ConsolidationSettings, type ReplacedNode, type ReplacementOption } from '../../core/disruption';
-import { OptionLists, podDisposition, batchResult, batchToCreate, type BatchResult, type CreatedClaims, type PlannedBatch, type PoolStatus, asPlannedCapacity, claimManifest, claimTemplate, compactClaim, poolUsage, type ClaimTemplate, type ClaimUsage, type CompactClaim } from '../../core/provisioning';
-import { assembleObjects, type ObjectDocument } from '../../core/workloads/assemble';
+import { type ConsolidationDecision, type ConsolidationSettings } from '../../core/disruption';
+import { batchResult, batchToCreate, type BatchResult, type CreatedClaims, type PlannedBatch, type PoolStatus, claimManifest, type ClaimTemplate, type CompactClaim } from '../../core/provisioning';
 import { type ClusterResolver } from '../cluster';
 import { startNodeClaimLifecycle } from '../nodeclaim/start';
 import { type KubeClients } from '../kube/clients';
@@ -19,6 +16,7 @@ import { apiStatus, isConflict, isNotFound } from '../kube/errors';
 import { createEventSink, type EventSink } from '../kube/event-sink';
 import { createEventRecorder, type RecordEvent } from '../kube/events';
 import { ResolutionCache, cloudCatalog } from './catalog';
+import { multiNodeSearch, planView, simulateMove, withoutNodes, type PlanOptions, type Planning, type PodEventType } from './plan-view';
 import { createSolverThread, type SolverThread } from './solver-thread';
 import { validateKarpenterObjects } from './validate';
 import { readWorld, type World } from './world';
@@ -116,135 +114,41 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     const { pools, classes, invalidClasses, skipped, invalid } = await validateKarpenterObjects(world, { event, guest, now: now() });
     // an invalid class is reported by name, not as missing
     const typesByClass = new Map<string, CatalogResult>([...invalidClasses, ...(await cloudCatalog(cloud, classes, input.unavailable, { scope: input.cluster.name, resolutions }))]);
-    return { input, event, world, pools, classes, skipped, invalid, typesByClass };
+    const planning: Planning = { batchId: input.batchId, region: input.cluster.region, world, pools, classes, skipped, invalid, typesByClass };
+    return { ...planning, input, event };
   }
-  type Planning = Awaited<ReturnType<typeof readPlanning>>;
-  /** `controller`: who plans (the scheduling-duration metric's label); `view` changes the world first; `quiet` tells no pod */
-  interface PlanOptions {
-    controller: SchedulingController;
-    view?: (world: World) => World;
-    quiet?: boolean;
-  }
-
-  /** Reads, solves and says (unless `quiet`) what it planned; `view` changes the world first. */
-  async function planWith(raw: ProvisionBatchInput, options: PlanOptions): Promise<PlannedBatch> {
-    return planView(await readPlanning(raw), options);
-  }
+  type ReadPlanning = Awaited<ReturnType<typeof readPlanning>>;
 
   /**
-   * One plan over a read world. `view` changes the world before planning: a disruption asks
-   * what its candidates' pods would need without them.
+   * How this worker plans: on its solver thread, heartbeating while it solves, each solve
+   * timed into the scheduling-duration metric under `controller` (plan-view.ts is the rest).
    */
-  async function planView(state: Planning, options: PlanOptions): Promise<PlannedBatch> {
-    const { input, event, pools, classes, typesByClass } = state;
-    const heartbeat = (stage: string) => Context.current().heartbeat({ stage });
-    const world = (options.view ?? ((w: World) => w))(state.world);
-    const planned: PlannedBatch = {
-      batchId: input.batchId,
-      pending: world.provisionable.length,
-      nominated: 0,
-      onExistingNodes: 0,
-      unschedulable: 0,
-      pricePerHour: 0,
-      solveMs: 0,
-      skipped: [...state.skipped],
-      templates: [],
-      optionLists: [],
-      claims: [],
-      poolStatus: [],
-    };
-    const invalid = state.invalid;
-    heartbeat('plan');
-
-    const live = world.nodeClaims.filter((c) => c.metadata.deletionTimestamp === undefined);
-    const capacityByType = capacityOfTypes(typesByClass);
-    const usage = poolUsage(live.map(claimUsage), (type) => capacityByType.get(type));
-    const usablePools: { pool: NodePool; uid: string; raw: unknown }[] = [];
-    const conditionsOf = new Map<string, ConditionUpdate[]>();
-    // each pool's status once the planned claims exist
-    const statusAfter = (plannedClaims: readonly ClaimUsage[]): PoolStatus[] => {
-      const after = poolUsage([...live.map(claimUsage), ...plannedClaims], (type) => capacityByType.get(type));
-      return [...conditionsOf].map(([name, conditions]) => ({ name, conditions, resources: after.get(name) ?? { nodes: '0' } }));
-    };
-    for (const { name, why } of invalid) conditionsOf.set(name, [{ type: 'ValidationSucceeded', status: 'False', reason: 'InvalidNodePool', message: why }]);
-    for (const [name, entry] of pools) {
-      const className = entry.pool.spec.template.spec.nodeClassRef.name;
-      const classResult = typesByClass.get(className) ?? { ok: false as const, reason: `EC2NodeClass ${className} (spec.template.spec.nodeClassRef.name) does not exist` };
-      const valid: ConditionUpdate = { type: 'ValidationSucceeded', status: 'True', reason: 'ValidationSucceeded', message: '' };
-      if (!classResult.ok) {
-        planned.skipped.push(`NodePool ${name}: ${classResult.reason}`);
-        conditionsOf.set(name, [valid, { type: 'NodeClassReady', status: 'False', reason: 'NodeClassNotReady', message: classResult.reason }]);
-        continue;
+  const planOptions = (cluster: string, controller: SchedulingController): Omit<PlanOptions, 'view' | 'tell'> => ({
+    now: now().getTime(),
+    heartbeat: (stage) => Context.current().heartbeat({ stage }),
+    solve: async (packing) => {
+      const beat = setInterval(() => Context.current().heartbeat({ stage: 'solve' }), SOLVE_HEARTBEAT_MS);
+      const started = Date.now();
+      try {
+        return await solver.solve(packing, { guided: deps.guided ?? true });
+      } finally {
+        clearInterval(beat);
+        deps.metrics?.schedulingDuration.observe({ cluster, controller }, (Date.now() - started) / 1000);
       }
-      conditionsOf.set(name, [valid, { type: 'NodeClassReady', status: 'True', reason: 'NodeClassReady', message: '' }]);
-      usablePools.push(entry);
-    }
-    if (world.provisionable.length === 0) {
-      planned.poolStatus = statusAfter([]);
-      return planned;
-    }
+    },
+  });
 
-    const startupTaintsOf = new Map(live.map((c) => [c.status?.nodeName ?? '', c.spec.startupTaints ?? []]));
-    const documents: ObjectDocument[] = [
-      ...world.provisionable.map((object) => ({ where: 'pod', object })),
-      ...world.bound.map((object) => ({ where: 'pod', object })),
-      ...world.nodes.map((object) => ({ where: 'node', object: asPlannedCapacity(object, startupTaintsOf.get(nameOf(object)) ?? []) })),
-      ...world.daemonSets.map((object) => ({ where: 'daemonset', object })),
-      ...live.map((claim) => ({ where: 'nodeclaim', object: { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', ...claim } })),
-      ...usablePools.map(({ raw, pool }) => ({ where: 'nodepool', object: withUsage(raw, usage.get(pool.metadata.name ?? '') ?? {}) })),
-      ...[...classes.values()].map((object) => ({ where: 'ec2nodeclass', object })),
-    ];
-    const started = Date.now();
-    const { input: packing } = assembleObjects(documents, {
-      region: input.cluster.region,
-      now: now().getTime(),
-      catalog: (query) => typesByClass.get(query.nodeClassName) ?? { ok: false, reason: `EC2NodeClass ${query.nodeClassName} not found` },
+  /** Reads, solves and says (unless `quiet`) what it planned; `view` changes the world first. */
+  async function planWith(raw: ProvisionBatchInput, options: { controller: SchedulingController; view?: (world: World) => World; quiet?: boolean }): Promise<PlannedBatch> {
+    const state = await readPlanning(raw);
+    // a simulation tells no pod anything; a batch's Events go through the cluster's background sink
+    // (at 5k pods they take ~20 s, which must not hold the packing worker or the next batch)
+    const sink = options.quiet ? undefined : sinkFor(state.input.cluster.name, state.event);
+    const { planned } = await planView(state, {
+      ...planOptions(state.input.cluster.name, options.controller),
+      ...(options.view ? { view: options.view } : {}),
+      ...(sink ? { tell: (pod: string, type: PodEventType, reason: string, message: string) => podEvent(sink, pod, type, reason, message) } : {}),
     });
-    const beat = setInterval(() => heartbeat('solve'), SOLVE_HEARTBEAT_MS);
-    let plan: Plan;
-    try {
-      plan = await solver.solve(packing, { guided: deps.guided ?? true });
-    } finally {
-      clearInterval(beat);
-    }
-    planned.solveMs = Date.now() - started;
-    deps.metrics?.schedulingDuration.observe({ cluster: input.cluster.name, controller: options.controller }, planned.solveMs / 1000);
-
-    // The claims, compact; then the pods are told (in the background: at 5k pods the
-    // Events take ~20 s, which must not hold the packing worker or the next batch).
-    const podRequests = new Map(packing.pods.map((p) => [`${p.namespace}/${p.name}`, p.requests]));
-    const poolByName = new Map(usablePools.map((p) => [p.pool.metadata.name ?? '', p]));
-    const optionLists = new OptionLists();
-    const templates = new Map<string, ClaimTemplate>();
-    // a simulation tells no pod anything
-    const sink: EventSink = options.quiet ? SILENT : sinkFor(input.cluster.name, event);
-    for (const claim of plan.nodeClaims) {
-      const source = poolByName.get(claim.nodePool);
-      if (!source) continue;
-      if (!templates.has(claim.nodePool)) templates.set(claim.nodePool, claimTemplate(source.pool, source.uid));
-      const compact = compactClaim(claim, { batchId: input.batchId, optionLists, podRequests });
-      planned.claims.push(compact);
-      planned.pricePerHour += claim.price;
-      for (const pod of claim.pods) {
-        planned.nominated++;
-        podEvent(sink, pod, 'Normal', 'Nominated', `Pod should schedule on: nodeclaim/${compact.name}`);
-      }
-    }
-    for (const placement of plan.inFlightNodeClaims) {
-      for (const pod of placement.pods) {
-        planned.nominated++;
-        podEvent(sink, pod, 'Normal', 'Nominated', `Pod should schedule on: nodeclaim/${placement.name}`);
-      }
-    }
-    planned.onExistingNodes = plan.existingNodes.reduce((n, p) => n + p.pods.length, 0);
-    for (const u of plan.unschedulable) {
-      planned.unschedulable++;
-      podEvent(sink, u.pod, 'Warning', 'FailedScheduling', `Failed to schedule pod, ${u.reason}`);
-    }
-    planned.poolStatus = statusAfter(plan.nodeClaims.filter((c) => poolByName.has(c.nodePool)).map((c) => ({ nodePool: c.nodePool, instanceTypeOptions: c.instanceTypeOptions })));
-    planned.templates = [...templates.values()];
-    planned.optionLists = optionLists.lists;
-    planned.pricePerHour = Math.round(planned.pricePerHour * 1e6) / 1e6;
     return planned;
   }
 
@@ -299,41 +203,10 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     return out;
   }
 
-  /** The candidates' pods planned without them, judged (core/disruption/consolidate.ts), the plan narrowed to what the verdict keeps. */
-  async function simulateMove(state: Planning, leaving: readonly { nodeClaim: string; node: string }[], settings: ConsolidationSettings): Promise<{ planned: PlannedBatch; decision: ConsolidationDecision }> {
-    const nodes = new Set(leaving.map((c) => c.node));
-    const planned = await planView(state, { controller: 'disruption', view: (world) => withoutNodes(world, nodes), quiet: true });
-    const types = new Map<string, ReplacementOption>();
-    for (const result of state.typesByClass.values()) if (result.ok) for (const t of result.instanceTypes) types.set(t.name, { instanceType: t.name, offerings: t.offerings });
-    const claims = new Map(state.world.nodeClaims.map((c) => [c.metadata.name, c]));
-    const priceOf = (name: string): ReplacedNode | undefined => {
-      const labels = claims.get(name)?.metadata.labels ?? {};
-      const current = types.get(labels['node.kubernetes.io/instance-type'] ?? '')?.offerings.find((o) => o.zone === labels['topology.kubernetes.io/zone'] && o.capacityType === labels['karpenter.sh/capacity-type']);
-      return current && current.price > 0 ? { price: current.price, capacityType: current.capacityType } : undefined;
-    };
-    const capacityTypesOf = (requirements: readonly { key: string; operator: string; values?: string[] | undefined }[]): CapacityType[] => {
-      const r = requirements.find((x) => x.key === 'karpenter.sh/capacity-type' && x.operator === 'In');
-      return (r?.values ?? ['spot', 'on-demand']).filter((v): v is CapacityType => v === 'spot' || v === 'on-demand');
-    };
-    const decision = moveDecision(
-      {
-        candidates: leaving.map((c) => priceOf(c.nodeClaim)),
-        claims: planned.claims.map((c) => ({ name: c.name, options: planned.optionLists[c.options] ?? [], capacityTypes: capacityTypesOf(c.requirements) })),
-        unschedulable: planned.unschedulable,
-        types,
-      },
-      settings,
-    );
-    // each replacement launches only what the price rules kept
-    const narrowed = decision.kind === 'replace' ? [{ claim: decision.claim, options: decision.options, capacityTypes: decision.capacityTypes }] : decision.kind === 'repack' ? decision.claims : [];
-    for (const keep of narrowed) {
-      planned.optionLists = [...planned.optionLists, keep.options];
-      const list = planned.optionLists.length - 1;
-      planned.claims = planned.claims.map((c) =>
-        c.name !== keep.claim ? c : { ...c, options: list, requirements: [...c.requirements.filter((r) => r.key !== 'karpenter.sh/capacity-type'), { key: 'karpenter.sh/capacity-type', operator: 'In', values: keep.capacityTypes }] },
-      );
-    }
-    if (decision.kind === 'repack') planned.pricePerHour = decision.pricePerHour;
+  /** The candidates' pods planned without them, judged, the plan narrowed to what the verdict keeps (plan-view.ts). */
+  async function simulateMoveOn(state: ReadPlanning, leaving: readonly { nodeClaim: string; node: string }[], settings: ConsolidationSettings): Promise<{ planned: PlannedBatch; decision: ConsolidationDecision }> {
+    // the solver's own plan stays here: the workflow's history carries only the compact batch
+    const { planned, decision } = await simulateMove(state, leaving, settings, planOptions(state.input.cluster.name, 'disruption'));
     return { planned, decision };
   }
 
@@ -358,7 +231,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
      */
     async simulateConsolidation(raw: ProvisionBatchInput & { nodeClaim: string; node: string; spotToSpot?: boolean; manyToMany?: { minSavings: number } }): Promise<{ planned: PlannedBatch; decision: ConsolidationDecision }> {
       const state = await readPlanning(raw);
-      return simulateMove(state, [{ nodeClaim: raw.nodeClaim, node: raw.node }], { spotToSpot: raw.spotToSpot ?? false, ...(raw.manyToMany ? { manyToMany: raw.manyToMany } : {}) });
+      return simulateMoveOn(state, [{ nodeClaim: raw.nodeClaim, node: raw.node }], { spotToSpot: raw.spotToSpot ?? false, ...(raw.manyToMany ? { manyToMany: raw.manyToMany } : {}) });
     },
     /**
      * Multi-node consolidation (multinodeconsolidation.go): the longest prefix of the
@@ -369,29 +242,10 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     async simulateMultiNodeConsolidation(raw: ProvisionBatchInput & { candidates: { nodeClaim: string; node: string }[]; spotToSpot?: boolean; manyToMany?: { minSavings: number } }): Promise<MultiNodeSimulation> {
       const state = await readPlanning(raw);
       const settings = { spotToSpot: raw.spotToSpot ?? false, ...(raw.manyToMany ? { manyToMany: raw.manyToMany } : {}) };
-      const candidates = raw.candidates.slice(0, MULTI_NODE_CANDIDATES);
-      let best: { size: number; planned: PlannedBatch; decision: Exclude<ConsolidationDecision, { kind: 'reject' }> } | undefined;
-      let lastReject: string | undefined;
-      let simulations = 0;
-      const tried: MultiNodeSimulation['tried'] = [];
-      let lo = 2;
-      let hi = candidates.length;
-      while (lo <= hi) {
-        const mid = Math.floor((lo + hi) / 2);
-        const { planned, decision } = await simulateMove(state, candidates.slice(0, mid), settings);
-        simulations++;
-        tried.push({ size: mid, claims: planned.claims.length, pricePerHour: planned.pricePerHour, verdict: decision.kind === 'reject' ? decision.reason : decision.kind });
-        if (decision.kind === 'reject') {
-          lastReject = decision.reason;
-          hi = mid - 1;
-        } else {
-          best = { size: mid, planned, decision };
-          lo = mid + 1;
-        }
-      }
-      return best
-        ? { simulations, tried, candidates: candidates.slice(0, best.size), planned: best.planned, decision: best.decision }
-        : { simulations, tried, candidates: [], decision: { kind: 'reject', reason: lastReject ?? 'fewer than 2 candidates' } };
+      const search = await multiNodeSearch(raw.candidates, (prefix) => simulateMoveOn(state, prefix, settings));
+      return search.best
+        ? { simulations: search.simulations, tried: search.tried, candidates: search.candidates, planned: search.best.planned, decision: search.best.decision }
+        : { simulations: search.simulations, tried: search.tried, candidates: [], decision: { kind: 'reject', reason: search.reason ?? 'fewer than 2 candidates' } };
     },
     createClaims,
     /** Both steps in one activity: the provisioner's histories from before `plan-then-create` still call it. */
@@ -406,30 +260,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
 
 export type ProvisionerActivities = ReturnType<typeof createProvisionerActivities>;
 
-const BoundPodSchema = z.object({ spec: z.object({ nodeName: z.string().nullish() }).passthrough() }).passthrough();
-
-/**
- * The world with these nodes gone: their claims and nodes left out, and the pods that would
- * have to move (not DaemonSet or mirror pods, not finished) Pending in their stead — the only
- * pods the plan places. What stays bound elsewhere still takes its room.
- */
-export function withoutNodes(world: World, leaving: ReadonlySet<string>): World {
-  const nodeOf = (pod: unknown) => BoundPodSchema.safeParse(pod).data?.spec.nodeName ?? undefined;
-  const moving = world.bound
-    .filter((p) => leaving.has(nodeOf(p) ?? '') && podDisposition({ ...(p as object), spec: {}, status: UNSCHEDULABLE }) === 'provisionable')
-    .map((p) => {
-      const pod = p as { spec: Record<string, unknown> };
-      const { nodeName: _nodeName, ...spec } = pod.spec;
-      return { ...pod, spec, status: UNSCHEDULABLE };
-    });
-  return {
-    ...world,
-    provisionable: moving,
-    bound: world.bound.filter((p) => !leaving.has(nodeOf(p) ?? '')),
-    nodes: world.nodes.filter((n) => !leaving.has((n as { metadata?: { name?: string } }).metadata?.name ?? '')),
-    nodeClaims: world.nodeClaims.filter((c) => !leaving.has(c.status?.nodeName ?? '')),
-  };
-}
+export { withoutNodes };
 
 /**
  * Why claims are created (the `reason` of karpenter_nodeclaims_created_total): the workflow
@@ -441,20 +272,7 @@ function creationReason(): 'provisioning' | 'disruption' {
   return asyncLocalStorage.getStore()?.info.workflowType === 'disruptionWorkflow' ? 'disruption' : 'provisioning';
 }
 
-const SILENT: EventSink = { emit: () => undefined, drained: async () => undefined };
-
-const UNSCHEDULABLE = { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] };
-
-const nameOf = (object: unknown): string => (typeof object === 'object' && object !== null && 'metadata' in object && typeof object.metadata === 'object' && object.metadata !== null && 'name' in object.metadata && typeof object.metadata.name === 'string' ? object.metadata.name : '');
-
 const ListSchema = z.object({ items: z.array(z.unknown()) });
-
-/** Every instance type's capacity, from the node classes' catalogs (a launching claim's usage is its largest option). */
-function capacityOfTypes(typesByClass: ReadonlyMap<string, CatalogResult>): Map<string, Record<string, string>> {
-  const capacity = new Map<string, Record<string, string>>();
-  for (const types of typesByClass.values()) if (types.ok) for (const t of types.instanceTypes) capacity.set(t.name, { ...t.capacity });
-  return capacity;
-}
 
 /** 400/403/404/422 on create: the object as planned will never be accepted, however often it is sent. */
 const isRefusal = (err: unknown): boolean => [400, 403, 404, 422].includes(apiStatus(err) ?? 0);
@@ -470,17 +288,6 @@ const safeJson = (text: string): unknown => {
     return text;
   }
 };
-
-function claimUsage(claim: World['nodeClaims'][number]): ClaimUsage {
-  const options = claim.spec.requirements.find((r) => r.key === 'node.kubernetes.io/instance-type' && r.operator === 'In')?.values ?? [];
-  return { nodePool: claim.metadata.labels?.['karpenter.sh/nodepool'] ?? '', capacity: claim.status?.capacity, instanceTypeOptions: options };
-}
-
-function withUsage(raw: unknown, usage: Record<string, string>): unknown {
-  if (typeof raw !== 'object' || raw === null) return raw;
-  const status = 'status' in raw && typeof raw.status === 'object' && raw.status !== null ? raw.status : {};
-  return { ...raw, status: { ...status, resources: usage } };
-}
 
 function podEvent(sink: EventSink, pod: string, type: 'Normal' | 'Warning', reason: string, message: string): void {
   const [namespace, name] = pod.split('/');
