@@ -30,6 +30,7 @@ export function toCloudInstance(instance: Ec2Instance): CloudInstance | undefine
     imageId: instance.ImageId,
     state,
     ...(instance.SubnetId ? { subnetId: instance.SubnetId } : {}),
+    ...(instance.SecurityGroups ? { securityGroupIds: instance.SecurityGroups.map((g) => g.GroupId) } : {}),
     ...(instance.PrivateDnsName ? { privateDnsName: instance.PrivateDnsName } : {}),
     privateIpAddresses,
     launchTime: instance.LaunchTime.toISOString(),
