@@ -4,6 +4,7 @@ import {
   continueAsNew,
   defineQuery,
   defineSignal,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
@@ -15,6 +16,7 @@ import type { DisruptionActivities, PodEventMemory } from '../activities/disrupt
 import type { MultiNodeSimulation, ProvisionerActivities } from '../activities/provisioner/activity';
 import { batchToCreate, type PlannedBatch } from '../core/provisioning/batch';
 import type { Blocked, ConsolidationDecision, DisruptionCommand } from '../core/disruption';
+import { decidedShape, type DecidedShape } from '../core/disruption/consolidate';
 import { ClusterRefSchema, TaskQueuesSchema, defaultTaskQueues, durationToMs, type ClusterRef, type TaskQueues } from '../core/lifecycle';
 import { AutoNodeCluster, AutoNodePhase } from './search-attributes';
 
@@ -127,7 +129,7 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
    * are Initialized, and only then delete the candidates. A replacement that fails gives
    * the command up: the taints go, the candidates stay.
    */
-  async function carryOut(command: DisruptionCommand, simulated?: PlannedBatch): Promise<void> {
+  async function carryOut(command: DisruptionCommand, simulated?: PlannedBatch, decided?: DecidedShape): Promise<void> {
     let replacements: string[] = simulated?.claims.map((c) => c.name) ?? [];
     let planned: PlannedBatch | undefined = simulated;
     if (command.replace && planned === undefined) {
@@ -140,6 +142,11 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     await sleep(validationMs);
     const valid = await act.validateCommand({ cluster, command, memory, batchMaxMs });
     if (!valid.ok) return done(command, 'abandoned', valid.reason);
+    // Karpenter re-simulates a consolidation after the delay: the same shape, or it is dropped
+    if (decided && patched('consolidation-revalidation')) {
+      const again = await packing.revalidateConsolidation({ cluster, taskQueues, batchId: uuid4(), unavailable: [], candidates: command.candidates.map(({ nodeClaim, node }) => ({ nodeClaim, node })), decided, ...settings });
+      if (!again.ok) return done(command, 'abandoned', again.reason);
+    }
     step(command, 'tainting', replacements);
     await act.startCommand({ cluster, command });
     if (planned && replacements.length > 0) {
@@ -178,6 +185,7 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     status.blocked = round.blocked;
     let command = round.command;
     let simulated: PlannedBatch | undefined;
+    let decided: DecidedShape | undefined;
     // Multi-node first (Karpenter's order): the longest worthwhile prefix of the candidates.
     const multi = round.multiNode ?? [];
     const multiKey = multi.map((c) => `${c.nodeClaim}=${memory[c.nodeClaim]?.pods ?? ''}`).join(',');
@@ -188,6 +196,7 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
       else {
         const chosen = new Set(sim.candidates.map((c) => c.nodeClaim));
         command = { method: 'consolidation', reason: 'Underutilized', candidates: multi.filter((c) => chosen.has(c.nodeClaim)), replace: sim.decision.kind !== 'delete', summary: consolidationSummary(sim.decision, chosen.size) };
+        decided = decidedShape(sim.decision);
         if (sim.decision.kind !== 'delete') simulated = sim.planned;
       }
     }
@@ -201,12 +210,13 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
           continue;
         }
         command = { method: 'consolidation', reason: 'Underutilized', candidates: [c], replace: sim.decision.kind !== 'delete', summary: consolidationSummary(sim.decision, 1) };
+        decided = decidedShape(sim.decision);
         if (sim.decision.kind !== 'delete') simulated = sim.planned;
         break;
       }
     }
     if (command) {
-      await carryOut(command, simulated);
+      await carryOut(command, simulated, decided);
       delete status.inFlight;
       // a command given up waits for the next poll: the same plan at once would fail the same way
       if (status.lastCommand?.outcome === 'abandoned') await condition(() => now, pollMs);

@@ -7,7 +7,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { type Condition } from '../../core/api';
 import { conditionSchema } from '../../core/api/primitives';
 import { ClusterRefSchema, TaskQueuesSchema, setCondition, type ConditionUpdate, type NodeClaimWorkflowInput } from '../../core/lifecycle';
-import { type ConsolidationDecision, type ConsolidationSettings } from '../../core/disruption';
+import { sameShape, type ConsolidationDecision, type ConsolidationSettings, type DecidedShape } from '../../core/disruption';
 import { batchResult, batchToCreate, type BatchResult, type CreatedClaims, type PlannedBatch, type PoolStatus, claimManifest, type ClaimTemplate, type CompactClaim } from '../../core/provisioning';
 import { type ClusterResolver } from '../cluster';
 import { startNodeClaimLifecycle } from '../nodeclaim/start';
@@ -246,6 +246,19 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
       return search.best
         ? { simulations: search.simulations, tried: search.tried, candidates: search.candidates, planned: search.best.planned, decision: search.best.decision }
         : { simulations: search.simulations, tried: search.tried, candidates: [], decision: { kind: 'reject', reason: search.reason ?? 'fewer than 2 candidates' } };
+    },
+    /**
+     * A consolidation command's validation (validation.go): after the delay, the same
+     * candidates simulated again over a fresh read must still give a command of the shape
+     * decided (core/disruption/consolidate.ts `sameShape`), or the command is dropped.
+     */
+    async revalidateConsolidation(
+      raw: ProvisionBatchInput & { candidates: { nodeClaim: string; node: string }[]; decided: DecidedShape; spotToSpot?: boolean; manyToMany?: { minSavings: number } },
+    ): Promise<{ ok: true } | { ok: false; reason: string }> {
+      const state = await readPlanning(raw);
+      const settings = { spotToSpot: raw.spotToSpot ?? false, ...(raw.manyToMany ? { manyToMany: raw.manyToMany } : {}) };
+      const { decision } = await simulateMoveOn(state, raw.candidates, settings);
+      return sameShape(raw.decided, decision);
     },
     createClaims,
     /** Both steps in one activity: the provisioner's histories from before `plan-then-create` still call it. */

@@ -66,7 +66,7 @@ describe('nodeClassHash: what an EC2NodeClass edit drifts', () => {
 describe('planRound: drift from the class hash, the instance subnet and security groups', () => {
   let guest: FakeGuest;
   let cloud: FakeCloudProvider;
-  const classDoc = () => ({ ...anEC2NodeClass({ userData: 'boot' }), metadata: { name: 'nc' } });
+  const classDoc = (): Doc => ({ ...anEC2NodeClass({ userData: 'boot' }), metadata: { name: 'nc' } });
 
   beforeEach(async () => {
     guest = await startFakeGuest();
