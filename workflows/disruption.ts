@@ -82,6 +82,15 @@ const activities = (queue: string) =>
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
   });
 
+// a round reads the whole cluster (minutes at thousands of nodes): long, but heartbeating
+const roundActivities = (queue: string) =>
+  proxyActivities<Pick<DisruptionActivities, 'planRound' | 'validateCommand'>>({
+    taskQueue: queue,
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
+  });
+
 /**
  * One per cluster (`autonode/<cluster>/disruption`): every poll interval, a round decides
  * (Karpenter's methods in order; see core/disruption/round.ts), and a command found is
@@ -95,6 +104,7 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
   const cluster = ClusterRefSchema.parse(input.cluster);
   const taskQueues = TaskQueuesSchema.parse({ ...defaultTaskQueues, ...input.taskQueues });
   const act = activities(taskQueues.control);
+  const rounds = roundActivities(taskQueues.control);
   const packing = packingActivities(taskQueues.packing);
   const replacementTimeoutMs = durationToMs(input.replacementTimeout ?? '20m') ?? 1_200_000;
   const pollMs = durationToMs(input.pollInterval ?? '10s') ?? 10_000;
@@ -140,7 +150,7 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     }
     step(command, 'validating', replacements);
     await sleep(validationMs);
-    const valid = await act.validateCommand({ cluster, command, memory, batchMaxMs });
+    const valid = await rounds.validateCommand({ cluster, command, memory, batchMaxMs });
     if (!valid.ok) return done(command, 'abandoned', valid.reason);
     // Karpenter re-simulates a consolidation after the delay: the same shape, or it is dropped
     if (decided && patched('consolidation-revalidation')) {
@@ -178,7 +188,7 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
   }
 
   for (;;) {
-    const round = await act.planRound({ cluster, memory, batchMaxMs });
+    const round = await rounds.planRound({ cluster, memory, batchMaxMs });
     memory = round.memory;
     status.rounds++;
     status.lastRound = { at: stamp(), nodes: round.nodes, considered: round.considered };

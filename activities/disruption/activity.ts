@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { PolicyV1Api, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { normaliseDocument } from '../../core/api/normalise';
@@ -267,6 +268,22 @@ export async function readRound(
   return { input: { now: t, nodes: candidates, pools }, memory: nextMemory, nodes: candidates.length, drifts, toStamp, snapshot: summariseCluster({ nodes: nodes.items, pods: pods.items }) };
 }
 
+/**
+ * A round's reads scale with the cluster (every claim, node, pod and PDB; one Event per
+ * blocked node): it heartbeats every 5 s, so the workflow can give it minutes and still
+ * learn within seconds that its worker died.
+ */
+async function beating<T>(stage: string, body: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  ctx.heartbeat({ stage });
+  const beat = setInterval(() => ctx.heartbeat({ stage }), 5_000);
+  try {
+    return await body();
+  } finally {
+    clearInterval(beat);
+  }
+}
+
 /** karpenter_nodeclaims_disrupted_total's reason: Karpenter's lower-cased disruption reason. */
 const DISRUPTED_REASON = { Empty: 'empty', Drifted: 'drifted', Underutilized: 'underutilized' } as const;
 
@@ -338,7 +355,7 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
   }
 
   return {
-    async planRound(raw: PlanRoundInput): Promise<PlanRoundResult> {
+    planRound: (raw: PlanRoundInput): Promise<PlanRoundResult> => beating('round', async () => {
       const cluster = ClusterRefSchema.parse(raw.cluster);
       const guest = await forCluster(cluster);
       await refreshNodeClasses(cluster);
@@ -366,14 +383,15 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
         await event({ involvedObject: { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: b.nodeClaim }, type: 'Normal', reason: 'DisruptionBlocked', message: `Cannot disrupt NodeClaim: ${b.reason}` });
       }
       return { ...(round.command ? { command: round.command } : {}), ...(round.consolidate?.length ? { consolidate: round.consolidate } : {}), ...(round.multiNode?.length ? { multiNode: round.multiNode } : {}), considered: round.considered, blocked: round.blocked, memory: read.memory, nodes: read.nodes };
-    },
+    }),
 
-    async validateCommand(raw: { cluster: ClusterRef; command: DisruptionCommand; memory?: PodEventMemory; batchMaxMs?: number }): Promise<{ ok: true } | { ok: false; reason: string }> {
-      const guest = await forCluster(raw.cluster);
-      const command = CommandSchema.parse(raw.command);
-      const read = await readRound(guest, now(), raw.memory ?? {}, raw.batchMaxMs ?? 10_000, await instanceFacts(ClusterRefSchema.parse(raw.cluster)));
-      return stillValid(command, read.input);
-    },
+    validateCommand: (raw: { cluster: ClusterRef; command: DisruptionCommand; memory?: PodEventMemory; batchMaxMs?: number }): Promise<{ ok: true } | { ok: false; reason: string }> =>
+      beating('validate', async () => {
+        const guest = await forCluster(raw.cluster);
+        const command = CommandSchema.parse(raw.command);
+        const read = await readRound(guest, now(), raw.memory ?? {}, raw.batchMaxMs ?? 10_000, await instanceFacts(ClusterRefSchema.parse(raw.cluster)));
+        return stillValid(command, read.input);
+      }),
 
     /** Taints every candidate node `karpenter.sh/disrupted:NoSchedule` and says so on each claim and node. */
     async startCommand(raw: { cluster: ClusterRef; command: DisruptionCommand }): Promise<void> {
