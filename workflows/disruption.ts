@@ -205,7 +205,7 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
       if (sim.decision.kind === 'reject') triedMulti = multiKey;
       else {
         const chosen = new Set(sim.candidates.map((c) => c.nodeClaim));
-        command = { method: 'consolidation', reason: 'Underutilized', candidates: multi.filter((c) => chosen.has(c.nodeClaim)), replace: sim.decision.kind !== 'delete', summary: consolidationSummary(sim.decision, chosen.size) };
+        command = { method: 'consolidation', reason: 'Underutilized', candidates: multi.filter((c) => chosen.has(c.nodeClaim)), replace: sim.decision.kind !== 'delete', summary: consolidationSummary(sim.decision, chosen.size, sim.lpBoundPerHour) };
         decided = decidedShape(sim.decision);
         if (sim.decision.kind !== 'delete') simulated = sim.planned;
       }
@@ -219,7 +219,7 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
           status.blocked.push({ nodeClaim: c.nodeClaim, method: 'consolidation', reason: sim.decision.reason });
           continue;
         }
-        command = { method: 'consolidation', reason: 'Underutilized', candidates: [c], replace: sim.decision.kind !== 'delete', summary: consolidationSummary(sim.decision, 1) };
+        command = { method: 'consolidation', reason: 'Underutilized', candidates: [c], replace: sim.decision.kind !== 'delete', summary: consolidationSummary(sim.decision, 1, sim.lpBoundPerHour) };
         decided = decidedShape(sim.decision);
         if (sim.decision.kind !== 'delete') simulated = sim.planned;
         break;
@@ -243,8 +243,11 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
   }
 }
 
-/** A consolidation command in words (status, Events): what goes, what comes, what it saves. */
-export function consolidationSummary(decision: Exclude<ConsolidationDecision, { kind: 'reject' }>, nodes: number): string {
+/**
+ * A consolidation command in words (status, Events): what goes, what comes, what it saves;
+ * a re-pack also says what its new nodes cost against the LP lower bound for the same pods.
+ */
+export function consolidationSummary(decision: Exclude<ConsolidationDecision, { kind: 'reject' }>, nodes: number, lpBoundPerHour?: number): string {
   const saves = `saves $${decision.savingsPerHour.toFixed(4)}/h`;
   const few = (names: readonly string[]) => `${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''}`;
   const what = nodes === 1 ? 'its pods' : `the pods of ${nodes} nodes`;
@@ -254,6 +257,13 @@ export function consolidationSummary(decision: Exclude<ConsolidationDecision, { 
     case 'replace':
       return `underutilized: ${what} fit one cheaper node (${few(decision.options)}) ${saves}`;
     case 'repack':
-      return `underutilized: ${what} re-packed into ${decision.claims.length} cheaper nodes (${few(decision.claims.map((c) => c.options[0] ?? '?'))}) ${saves}, at least $${decision.worstSavingsPerHour.toFixed(4)}/h`;
+      return `underutilized: ${what} re-packed into ${decision.claims.length} cheaper nodes (${few(decision.claims.map((c) => c.options[0] ?? '?'))}) ${saves}, at least $${decision.worstSavingsPerHour.toFixed(4)}/h${againstBound(decision.pricePerHour, lpBoundPerHour)}`;
   }
+}
+
+/** `; new nodes $0.2880/h, LP bound $0.2700/h (1.067×)`, or nothing without a bound. */
+function againstBound(pricePerHour: number, bound: number | undefined): string {
+  if (bound === undefined) return '';
+  const ratio = bound > 0 ? ` (${(pricePerHour / bound).toFixed(3)}×)` : '';
+  return `; new nodes $${pricePerHour.toFixed(4)}/h, LP bound $${bound.toFixed(4)}/h${ratio}`;
 }

@@ -152,6 +152,7 @@ it('many-to-many: the longest worthwhile prefix is re-packed — replacements la
       candidates: [{ nodeClaim: 'a', node: 'node-a' }, { nodeClaim: 'b', node: 'node-b' }],
       planned: planned('sim', [claim('r-1'), claim('r-2')]),
       decision: { kind: 'repack', claims: [{ claim: 'r-1', options: ['m5.xlarge'], capacityTypes: ['on-demand'] }, { claim: 'r-2', options: ['m5.xlarge'], capacityTypes: ['on-demand'] }], savingsPerHour: 0.2, worstSavingsPerHour: 0.1, pricePerHour: 0.38 },
+      lpBoundPerHour: 0.35,
     },
   });
   script.set('repack', { valid: true, goneAfter: 0 });
@@ -159,6 +160,7 @@ it('many-to-many: the longest worthwhile prefix is re-packed — replacements la
   const status = await runUntil('repack', (s) => s.lastCommand !== undefined);
   expect(status.lastCommand).toEqual(expect.objectContaining({ outcome: 'done' }));
   expect(status.lastCommand!.command).toEqual(expect.objectContaining({ method: 'consolidation', reason: 'Underutilized', replace: true, candidates: [candidate('a'), candidate('b')], summary: expect.stringContaining('the pods of 2 nodes re-packed into 2 cheaper nodes') }));
+  expect(status.lastCommand!.command.summary).toContain('new nodes $0.3800/h, LP bound $0.3500/h (1.086×)');
   const made = calls.get('repack')!.map((c) => c.name);
   expect(made.slice(0, 9)).toEqual(['planRound', 'simulateMultiNodeConsolidation', 'validateCommand', 'revalidateConsolidation repack', 'startCommand', 'createClaims r-1,r-2', 'replacementsState', 'deleteCandidates', 'commandNodesLeft']);
   await handle.terminate('test over');
