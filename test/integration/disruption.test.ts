@@ -3,7 +3,7 @@
 // nodes — no more at once than the NodePool's budget allows, never a node carrying
 // karpenter.sh/do-not-disrupt — and their instances are terminated.
 import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { CreateSecurityGroupCommand, DeleteSecurityGroupCommand, DescribeImagesCommand, DescribeInstancesCommand } from '@aws-sdk/client-ec2';
+import { CreateSecurityGroupCommand, DeleteSecurityGroupCommand, DescribeImagesCommand, DescribeInstancesCommand, DescribeLaunchTemplatesCommand, DescribeLaunchTemplateVersionsCommand, ModifyInstanceAttributeCommand } from '@aws-sdk/client-ec2';
 import { disruptionWorkflowId } from '../../core/lifecycle';
 import { type DisruptionStatus } from '../../workflows/disruption';
 import { watchWorkflowId } from '../../workflows/watch';
@@ -216,7 +216,7 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
     }
   });
 
-  it('an EC2NodeClass edit drifts its nodes: other security groups (SecurityGroupDrift), then new userData (NodeClassDrift); each node replaced', async () => {
+  it('an EC2NodeClass edit drifts its nodes: other security groups (SecurityGroupDrift), then new tags (NodeClassDrift); each node replaced', async () => {
     const name = `ncd-${lh.id}`;
     const classes = { group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' } as const;
     const base = (await lh.guest.customObjects.getClusterCustomObject({ ...classes, name: lh.nodeClassName })) as { spec: Record<string, unknown> };
@@ -246,6 +246,10 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
         return all.length === 1 && all.every(initialized) ? all : undefined;
       }, 240_000);
       expect(first!.metadata.annotations?.['karpenter.k8s.aws/ec2nodeclass-hash']).toBeDefined();
+      // EC2 gives a fleet's instance its launch template's groups; moto 5.2.5's CreateFleet
+      // does not (none reported reads as unknown, not drift): set them as EC2 would have
+      const firstId = first!.status!.providerID!.split('/').pop()!;
+      await lh.h.direct.send(new ModifyInstanceAttributeCommand({ InstanceId: firstId, Groups: [lh.h.fixtures.securityGroupId] }));
       expect(await groupsOf(first!.status!.providerID!)).toEqual([lh.h.fixtures.securityGroupId]);
       await startDisruption();
 
@@ -253,7 +257,14 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
       await lh.guest.customObjects.patchClusterCustomObject({ ...classes, name, body: { spec: { securityGroupSelectorTerms: [{ id: group.GroupId }] } } }, mergePatch);
       await driftedBy(first!.metadata.name, 'SecurityGroupDrift');
       const second = await replacedFor(first!.metadata.name);
-      expect(await groupsOf(second.status!.providerID!)).toEqual([group.GroupId]);
+      // the replacement launched from a template carrying the class's new group
+      const templates = (await lh.h.direct.send(new DescribeLaunchTemplatesCommand({}))).LaunchTemplates ?? [];
+      const ofClass = templates.filter((t) => t.Tags?.some((tag) => tag.Key === 'karpenter.k8s.aws/ec2nodeclass' && tag.Value === name));
+      expect(ofClass.length).toBeGreaterThan(0);
+      const groupsInTemplates = await Promise.all(
+        ofClass.map(async (t) => (await lh.h.direct.send(new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: t.LaunchTemplateId, Versions: ['$Latest'] }))).LaunchTemplateVersions?.[0]?.LaunchTemplateData?.SecurityGroupIds ?? []),
+      );
+      expect(groupsInTemplates).toContainEqual([group.GroupId]);
 
       // a static field of the class (as a release's new ignition would): the node class hash moves
       await lh.guest.customObjects.patchClusterCustomObject({ ...classes, name, body: { spec: { tags: { release: 'next' } } } }, mergePatch);
