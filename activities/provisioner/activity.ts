@@ -17,7 +17,7 @@ import { createEventSink, type EventSink } from '../kube/event-sink';
 import { createEventRecorder, type RecordEvent } from '../kube/events';
 import { ResolutionCache, cloudCatalog } from './catalog';
 import { multiNodeSearch, planView, simulateMove, withoutNodes, type MoveSimulationResult, type PlanOptions, type Planning, type PodEventType } from './plan-view';
-import { lowerBound } from '../../core/packing/bound';
+import { newNodesBound } from '../../core/packing/bound';
 import { createSolverThread, type SolverThread } from './solver-thread';
 import { validateKarpenterObjects } from './validate';
 import { readWorld, type World } from './world';
@@ -212,13 +212,13 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
   }
 
   /**
-   * A re-pack's LP lower bound (core/packing/bound.ts) for the same moving pods on the same
-   * remaining cluster: what no plan of new nodes for them can beat, reported beside the
-   * re-pack's price. Only for re-packs: the solver's own plan and input stay here; the
+   * A re-pack's LP lower bound (core/packing/bound.ts `newNodesBound`): the pods its plan put
+   * on new nodes, on the types of the pools it opened — what no set of new nodes there can
+   * beat for them, reported beside the re-pack's price. Only for re-packs: the solver's own plan and input stay here; the
    * workflow's history carries only the compact batch.
    */
-  const withBound = ({ planned, decision, packing }: MoveSimulationResult): { planned: PlannedBatch; decision: ConsolidationDecision; lpBoundPerHour?: number } =>
-    decision.kind === 'repack' && packing ? { planned, decision, lpBoundPerHour: Math.round(lowerBound(packing) * 1e6) / 1e6 } : { planned, decision };
+  const withBound = ({ planned, decision, packing, plan }: MoveSimulationResult): { planned: PlannedBatch; decision: ConsolidationDecision; lpBoundPerHour?: number } =>
+    decision.kind === 'repack' && packing && plan ? { planned, decision, lpBoundPerHour: Math.round(newNodesBound(packing, plan) * 1e6) / 1e6 } : { planned, decision };
 
   const planBatch = (raw: ProvisionBatchInput) => planWith(raw, { controller: 'provisioner' });
 
