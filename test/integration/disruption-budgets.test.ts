@@ -178,6 +178,65 @@ describe('disruption: scale-down under a PDB, expiry, scheduled budgets (real st
     }
   });
 
+  it('an expired node whose drain a PDB holds counts as disrupting: budget nodes: "1" keeps the pool’s other, empty node until it is gone', async () => {
+    const pool = `hold-${lh.id}`;
+    try {
+      await kit.createPool(pool, { disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never', budgets: [{ nodes: '1' }] }, expireAfter: '2m' });
+      // the PDB refuses every eviction of the one "held" pod: the expired node drains for as long as it stands
+      await kit.policy.createNamespacedPodDisruptionBudget({ namespace, body: { metadata: { name: 'held' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'held' } } } } });
+      await kit.deploy('held', { replicas: 1, pool });
+      const expiring = await eventually('one initialized node running the held pod', async () => {
+        const claims = await kit.claimsOf(pool);
+        const pods = await kit.podsOf('held');
+        return claims.length === 1 && initialized(claims[0]!) && pods.length === 1 && pods.every(isRunningOn(new Set([claims[0]!.status?.nodeName]))) ? claims[0] : undefined;
+      }, 240_000);
+      const expireAt = Date.parse(expiring!.metadata.creationTimestamp!) + 120_000;
+      // a second node of the same pool, a minute younger (it expires a minute later), then emptied
+      await sleep(Math.max(0, expireAt - 60_000 - Date.now()));
+      await kit.deploy('spare', { replicas: 1, pool });
+      const spare = await eventually('a second initialized node running the spare pod', async () => {
+        const claims = await kit.claimsOf(pool);
+        const other = claims.find((c) => c.metadata.name !== expiring!.metadata.name);
+        const pods = await kit.podsOf('spare');
+        return other && initialized(other) && pods.length === 1 && pods.every(isRunningOn(new Set([other.status?.nodeName]))) ? other : undefined;
+      }, 120_000);
+      await kit.scale('spare', 0);
+      await eventually('the spare node empty', async () => ((await kit.podsOf('spare')).length === 0 ? true : undefined), 60_000);
+
+      await eventually('the first node expired and draining, held by the PDB', async () => {
+        const claim = (await kit.claimsOf(pool)).find((c) => c.metadata.name === expiring!.metadata.name);
+        return claim?.status?.conditions?.some((x) => x.type === 'Drained' && x.status === 'False' && x.message?.includes('PodDisruptionBudget')) ? true : undefined;
+      }, expireAt - Date.now() + 60_000);
+      // now the empty node may go as far as consolidateAfter goes; the budget is what holds it
+      await kit.patchPool(pool, { disruption: { consolidateAfter: '5s' } });
+      await disruption.signal('disruptNow');
+      const seen: string[] = [];
+      let reason: Blocked | undefined;
+      for (const until = Date.now() + 20_000; Date.now() < until; await sleep(1_000)) {
+        const claims = await kit.claimsOf(pool);
+        const now = claims.find((c) => c.metadata.name === spare!.metadata.name);
+        if (!now || now.metadata.deletionTimestamp !== undefined) seen.push(`the spare claim deleted at ${new Date().toISOString()}`);
+        if ((await taintedNodes([spare!.status?.nodeName])).length > 0) seen.push(`the spare node tainted at ${new Date().toISOString()}`);
+        reason = (await status()).blocked.find((b) => b.nodeClaim === spare!.metadata.name) ?? reason;
+      }
+      expect(seen).toEqual([]);
+      expect(reason).toEqual({ nodeClaim: spare!.metadata.name, method: 'emptiness', reason: 'budget allows 1 Empty disruption(s) and 1 node(s) are already disrupting' });
+
+      // the PDB lifted: the expired node drains and goes, and its pod lands on the node the budget kept
+      await kit.policy.deleteNamespacedPodDisruptionBudget({ namespace, name: 'held' });
+      await eventually('the expired node gone, the held pod Running on the spare node', async () => {
+        const claims = await kit.claimsOf(pool);
+        const pods = await kit.podsOf('held');
+        return !claims.some((c) => c.metadata.name === expiring!.metadata.name) && pods.length === 1 && pods.every(isRunningOn(new Set([spare!.status?.nodeName]))) ? true : undefined;
+      }, 120_000);
+      expect(await lh.instanceState(instanceIdOf(expiring!)!)).toMatch(/shutting-down|terminated/);
+    } finally {
+      await kit.apps.deleteNamespacedDeployment({ namespace, name: 'spare' }).catch(() => undefined);
+      await kit.policy.deleteNamespacedPodDisruptionBudget({ namespace, name: 'held' }).catch(() => undefined);
+      await kit.removePool(pool, 'held');
+    }
+  });
+
   it('a budget of nodes: "0" with a schedule holds emptiness and drift during its window, and only then', async () => {
     const pool = `win-${lh.id}`;
     const app = 'win';
