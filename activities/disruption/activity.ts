@@ -209,7 +209,12 @@ export async function readRound(
     const nodeName = claim.status?.nodeName;
     const node = nodeName ? nodeByName.get(nodeName) : undefined;
     const initialized = conditionTrue(claim, 'Initialized');
-    const deleting = claim.metadata.deletionTimestamp !== undefined || node?.metadata?.deletionTimestamp !== undefined;
+    // A claim whose own workflow ends its life (expireAfter, a node never Ready, a `disrupt`
+    // Update) drains before it deletes the claim; Karpenter deletes such a claim first. Its
+    // Drained condition (written only once the drain begins) says it is going: it counts
+    // against the budgets as Karpenter's MarkedForDeletion does, and is no candidate.
+    const ending = claim.status?.conditions?.some((c) => c.type === 'Drained') ?? false;
+    const deleting = claim.metadata.deletionTimestamp !== undefined || node?.metadata?.deletionTimestamp !== undefined || ending;
     const ready = node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
     const pool = poolName ? pools.get(poolName) : undefined;
     if (pool && initialized && !conditionTrue(claim, 'InstanceTerminating')) {
