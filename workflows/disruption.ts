@@ -1,5 +1,7 @@
 import {
+  ActivityFailure,
   allHandlersFinished,
+  isCancellation,
   condition,
   continueAsNew,
   defineQuery,
@@ -31,6 +33,8 @@ export interface DisruptionStatus {
   lastCommand?: { command: DisruptionCommand; outcome: 'done' | 'abandoned'; why?: string; at: string };
   /** nodes a method would take but for a rule the admin controls, and that rule */
   blocked: Blocked[];
+  /** the last round that could not read the cluster (every retry failed), until one can */
+  lastRoundError?: { at: string; message: string };
   /** the last multi-node simulation: how many candidates, each prefix tried and its verdict */
   lastMultiNode?: { at: string; candidates: number; tried: MultiNodeSimulation['tried']; verdict: string };
   commands: number;
@@ -154,7 +158,9 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     if (!valid.ok) return done(command, 'abandoned', valid.reason);
     // Karpenter re-simulates a consolidation after the delay: the same shape, or it is dropped
     if (decided && patched('consolidation-revalidation')) {
-      const again = await packing.revalidateConsolidation({ cluster, taskQueues, batchId: uuid4(), unavailable: [], candidates: command.candidates.map(({ nodeClaim, node }) => ({ nodeClaim, node })), decided, ...settings });
+      const again = await packing
+        .revalidateConsolidation({ cluster, taskQueues, batchId: uuid4(), unavailable: [], candidates: command.candidates.map(({ nodeClaim, node }) => ({ nodeClaim, node })), decided, ...settings })
+        .catch((err: unknown) => ({ ok: false as const, reason: `re-simulation failed: ${failureMessage(err)}` }));
       if (!again.ok) return done(command, 'abandoned', again.reason);
     }
     step(command, 'tainting', replacements);
@@ -188,7 +194,23 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
   }
 
   for (;;) {
-    const round = await rounds.planRound({ cluster, memory, batchMaxMs });
+    // (checked here rather than at the end of the loop body: the same point between rounds, so the same commands)
+    const info = workflowInfo();
+    if (info.continueAsNewSuggested || info.historyLength > 2_000) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof disruptionWorkflow>({ ...input, carried: { memory, rounds: status.rounds, commands: status.commands, ...(status.lastCommand ? { lastCommand: status.lastCommand } : {}), tried, ...(triedMulti !== undefined ? { triedMulti } : {}), ...(status.lastMultiNode ? { lastMultiNode: status.lastMultiNode } : {}) } });
+    }
+    // a round whose reads failed every retry (the guest unreachable for minutes) is skipped, not the workflow ended
+    const round = await rounds.planRound({ cluster, memory, batchMaxMs }).catch((err: unknown) => {
+      status.lastRoundError = { at: stamp(), message: failureMessage(err) };
+      return undefined;
+    });
+    if (round === undefined) {
+      await condition(() => now, pollMs);
+      now = false;
+      continue;
+    }
+    delete status.lastRoundError;
     memory = round.memory;
     status.rounds++;
     status.lastRound = { at: stamp(), nodes: round.nodes, considered: round.considered };
@@ -200,7 +222,9 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     const multi = round.multiNode ?? [];
     const multiKey = multi.map((c) => `${c.nodeClaim}=${memory[c.nodeClaim]?.pods ?? ''}`).join(',');
     if (!command && multi.length >= 2 && multiKey !== triedMulti) {
-      const sim = await packing.simulateMultiNodeConsolidation({ cluster, taskQueues, batchId: uuid4(), unavailable: [], candidates: multi.map(({ nodeClaim, node }) => ({ nodeClaim, node })), ...settings });
+      const sim = await packing
+        .simulateMultiNodeConsolidation({ cluster, taskQueues, batchId: uuid4(), unavailable: [], candidates: multi.map(({ nodeClaim, node }) => ({ nodeClaim, node })), ...settings })
+        .catch((err: unknown): MultiNodeSimulation => ({ simulations: 0, tried: [], candidates: [], decision: { kind: 'reject', reason: `simulation failed: ${failureMessage(err)}` } }));
       status.lastMultiNode = { at: stamp(), candidates: multi.length, tried: sim.tried ?? [], verdict: sim.decision.kind === 'reject' ? sim.decision.reason : sim.decision.kind };
       if (sim.decision.kind === 'reject') triedMulti = multiKey;
       else {
@@ -213,7 +237,9 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     if (!command && round.consolidate) {
       tried = Object.fromEntries(Object.entries(tried).filter(([claim, pods]) => memory[claim]?.pods === pods));
       for (const c of round.consolidate.filter((x) => tried[x.nodeClaim] === undefined).slice(0, input.consolidationTries ?? 3)) {
-        const sim = await packing.simulateConsolidation({ cluster, taskQueues, batchId: uuid4(), unavailable: [], nodeClaim: c.nodeClaim, node: c.node, ...settings });
+        const sim = await packing
+          .simulateConsolidation({ cluster, taskQueues, batchId: uuid4(), unavailable: [], nodeClaim: c.nodeClaim, node: c.node, ...settings })
+          .catch((err: unknown) => ({ planned: undefined, decision: { kind: 'reject' as const, reason: `simulation failed: ${failureMessage(err)}` }, lpBoundPerHour: undefined }));
         if (sim.decision.kind === 'reject') {
           tried[c.nodeClaim] = memory[c.nodeClaim]?.pods ?? '';
           status.blocked.push({ nodeClaim: c.nodeClaim, method: 'consolidation', reason: sim.decision.reason });
@@ -234,11 +260,6 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     } else {
       now = false;
       await condition(() => now, pollMs);
-    }
-    const info = workflowInfo();
-    if (info.continueAsNewSuggested || info.historyLength > 2_000) {
-      await condition(allHandlersFinished);
-      await continueAsNew<typeof disruptionWorkflow>({ ...input, carried: { memory, rounds: status.rounds, commands: status.commands, ...(status.lastCommand ? { lastCommand: status.lastCommand } : {}), tried, ...(triedMulti !== undefined ? { triedMulti } : {}), ...(status.lastMultiNode ? { lastMultiNode: status.lastMultiNode } : {}) } });
     }
   }
 }
@@ -266,4 +287,11 @@ function againstBound(pricePerHour: number, bound: number | undefined): string {
   if (bound === undefined) return '';
   const ratio = bound > 0 ? ` (${(pricePerHour / bound).toFixed(3)}×)` : '';
   return `; new nodes $${pricePerHour.toFixed(4)}/h, LP bound $${bound.toFixed(4)}/h${ratio}`;
+}
+
+/** What an activity that failed every retry says; a cancellation (the workflow's own) is not caught. */
+function failureMessage(err: unknown): string {
+  if (isCancellation(err)) throw err;
+  if (err instanceof ActivityFailure) return err.cause?.message ?? err.message;
+  return err instanceof Error ? err.message : String(err);
 }

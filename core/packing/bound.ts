@@ -338,8 +338,13 @@ export function newNodesBound(input: PackingInput, plan: Plan): number {
   const placed = new Set(plan.nodeClaims.flatMap((c) => c.pods));
   if (placed.size === 0) return 0;
   const opened = input.nodePools.filter((p) => plan.nodeClaims.some((c) => c.nodePool === p.name));
-  // the pool model only decides which types and offerings each pool admits; sizes are not used here
-  const admitted = new Map(buildPools(opened, new Dims(['pods']), []).map((pool) => [pool.name, new Map(pool.types.map((t) => [t.name, t.offerings]))]));
+  // the pool model only decides which types and offerings each pool admits (its sizes need every resource named)
+  const names = new Set<string>(['pods']);
+  for (const pool of opened) {
+    for (const key of [...Object.keys(pool.limits), ...Object.keys(pool.usage)]) names.add(key);
+    for (const t of pool.instanceTypes) for (const key of [...Object.keys(t.capacity), ...Object.keys(t.allocatable)]) names.add(key);
+  }
+  const admitted = new Map(buildPools(opened, new Dims(names), []).map((pool) => [pool.name, new Map(pool.types.map((t) => [t.name, t.offerings]))]));
   const nodePools = opened.map((pool) => {
     const types = admitted.get(pool.name) ?? new Map();
     return {

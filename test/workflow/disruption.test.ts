@@ -2,6 +2,7 @@
 // scripted: a command is validated after the delay before anything is touched, a command
 // that no longer holds is dropped untouched, and a carried-out command taints, deletes and
 // waits for its nodes.
+import { ApplicationFailure } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import type { DisruptionActivities, PlanRoundResult } from '../../activities/disruption/activity';
 import type { MultiNodeSimulation, ProvisionerActivities } from '../../activities/provisioner/activity';
@@ -48,6 +49,7 @@ beforeAll(async () => {
     },
     async simulateMultiNodeConsolidation(input): Promise<MultiNodeSimulation> {
       await log(input.cluster, 'simulateMultiNodeConsolidation');
+      if (input.cluster.name === 'flaky') throw ApplicationFailure.nonRetryable('resource ephemeral-storage is not a known dimension');
       const multi = multiNode.get(input.cluster.name)!;
       if (multi.result.decision.kind !== 'reject' && (rounds.get(input.cluster.name) ?? 0) > 1) return { simulations: 1, tried: [], candidates: [], decision: { kind: 'reject', reason: 'done already' } };
       return multi.result;
@@ -202,4 +204,15 @@ it('a consolidation whose re-simulation after the delay no longer has its shape 
 
 it('an emptiness command is not re-simulated (nothing moves; its validation re-checks it is still empty)', async () => {
   expect(calls.get('holds')!.map((c) => c.name)).not.toContainEqual(expect.stringContaining('revalidateConsolidation'));
+});
+
+it('a simulation that fails every retry is a rejected set, not the end of the workflow: the rounds go on', async () => {
+  multiNode.set('flaky', { candidates: ['a', 'b'].map(candidate), result: { simulations: 0, tried: [], candidates: [], decision: { kind: 'reject', reason: 'unused' } } });
+  const handle = await start('flaky');
+  const status = await runUntil('flaky', (s) => s.rounds >= 3);
+  expect(status.lastMultiNode?.verdict).toBe('simulation failed: resource ephemeral-storage is not a known dimension');
+  // not simulated again until its pods change (as any rejected set)
+  expect(calls.get('flaky')!.filter((c) => c.name === 'simulateMultiNodeConsolidation')).toHaveLength(1);
+  expect((await handle.describe()).status.name).toBe('RUNNING');
+  await handle.terminate('test over');
 });

@@ -260,7 +260,9 @@ describe('newNodesBound: the bound for what a plan’s new nodes cost', () => {
             { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large', 'm5.xlarge'] },
             { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
           ],
-          instanceTypes: allTypes(),
+          // a resource no pod asks for (the EC2 catalog's ephemeral-storage) and a limit
+          instanceTypes: allTypes().map((t) => ({ ...t, capacity: { ...t.capacity, 'ephemeral-storage': '20Gi' }, allocatable: { ...t.allocatable, 'ephemeral-storage': '18Gi' } })),
+          limits: { cpu: '1000' },
         }),
         aNodePool({ name: 'cheap', requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot'] }], instanceTypes: allTypes() }),
       ],
