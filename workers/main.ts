@@ -122,6 +122,7 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
     cloudActivitiesPerSecond: config.AUTONODE_CLOUD_RPS,
     run: config.AUTONODE_WORKER_QUEUES,
     dataConverter,
+    ...(config.AUTONODE_MAX_CACHED_WORKFLOWS !== undefined ? { maxCachedWorkflows: config.AUTONODE_MAX_CACHED_WORKFLOWS } : {}),
     taskQueues: { control: config.AUTONODE_TASK_QUEUE_CONTROL, cloud: config.AUTONODE_TASK_QUEUE_CLOUD, packing: config.AUTONODE_TASK_QUEUE_PACKING },
     metrics,
   });
