@@ -31,7 +31,7 @@ export interface ProductionTemporal {
   metricsUrl: string;
 }
 
-type ServicePorts = Record<
+export type ServicePorts = Record<
   'postgres' | 'frontend' | 'frontendMembership' | 'frontendHttp' | 'history' | 'historyMembership' | 'matching' | 'matchingMembership' | 'worker' | 'workerMembership' | 'metrics',
   number
 >;
@@ -117,7 +117,7 @@ async function createSchemas(o: ProductionTemporalOptions, port: number, fresh: 
 }
 
 /** The dev server's defaults that autonode relies on, plus the caller's. */
-function dynamicConfigYaml(extra: Record<string, string | number | boolean>): Record<string, Array<{ value: unknown }>> {
+export function dynamicConfigYaml(extra: Record<string, string | number | boolean>): Record<string, Array<{ value: unknown }>> {
   const values: Record<string, string | number | boolean> = {
     'frontend.enableUpdateWorkflowExecution': true,
     'frontend.enableUpdateWorkflowExecutionAsyncAccepted': true,
@@ -128,7 +128,7 @@ function dynamicConfigYaml(extra: Record<string, string | number | boolean>): Re
   return Object.fromEntries(Object.entries(values).map(([key, value]) => [key, [{ value }]]));
 }
 
-function serverConfig(o: { ports: ServicePorts; historyShards: number; dynamicConfigFile: string }) {
+export function serverConfig(o: { ports: ServicePorts; historyShards: number; dynamicConfigFile: string }) {
   const { ports } = o;
   const sql = (databaseName: string, maxConns: number) => ({
     sql: {
