@@ -47,6 +47,12 @@ export const WorkerConfigSchema = z.object({
    * (2,300 with Node's default 4 GiB heap). docs/capacity.md sizes it.
    */
   AUTONODE_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
+  /**
+   * A workflow bundle built ahead of time (`bundleWorkflowCode` of workflows/, with the
+   * codec's failureConverterPath when payloads are encrypted). Unset: the worker bundles
+   * workflows/ itself at start, with webpack in its own process.
+   */
+  AUTONODE_WORKFLOW_BUNDLE: z.string().min(1).optional(),
   /** JSON logs on stdout at this level and above */
   AUTONODE_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
   /** the queues this process polls, comma-separated (control, cloud, packing); all by default */

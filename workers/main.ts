@@ -118,7 +118,7 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
     namespace: config.TEMPORAL_NAMESPACE,
     resolve: clusterResolverFromConfig(config, credentialsFromConfig(config), logger),
     ...(management ? { management } : {}),
-    workflows: { workflowsPath: require.resolve('../workflows') },
+    workflows: config.AUTONODE_WORKFLOW_BUNDLE ? { workflowBundle: { codePath: config.AUTONODE_WORKFLOW_BUNDLE } } : { workflowsPath: require.resolve('../workflows') },
     cloudActivitiesPerSecond: config.AUTONODE_CLOUD_RPS,
     run: config.AUTONODE_WORKER_QUEUES,
     dataConverter,

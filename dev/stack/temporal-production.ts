@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { ProductionTemporalBinaries } from './binaries';
-import { freePortsFor } from './ports';
+import { freePortsInRange } from './ports';
 import { initPostgres, postgresProcess, runLogged } from './postgres';
 import { ManagedProcess } from './process';
 
@@ -44,9 +44,11 @@ export type ServicePorts = Record<
  * process is handed back as soon as it starts, so a failure later still stops it.
  */
 export async function startProductionTemporal(o: ProductionTemporalOptions, started: (p: ManagedProcess) => void): Promise<ProductionTemporal> {
-  const ports: ServicePorts = await freePortsFor([
-    'postgres', 'frontend', 'frontendMembership', 'frontendHttp', 'history', 'historyMembership', 'matching', 'matchingMembership', 'worker', 'workerMembership', 'metrics',
-  ]);
+  // below 32768: the server records its services' ports in a smallint column (cluster_membership)
+  const ports: ServicePorts = await freePortsInRange(
+    ['postgres', 'frontend', 'frontendMembership', 'frontendHttp', 'history', 'historyMembership', 'matching', 'matchingMembership', 'worker', 'workerMembership', 'metrics'],
+    { from: 20000, to: 32767 },
+  );
   const processes: ManagedProcess[] = [];
   const run = async (p: ManagedProcess) => {
     processes.push(p);

@@ -13,7 +13,10 @@
 //   AUTONODE_TEMPORAL=production npm run scale:idle      PostgreSQL + the Temporal server build
 //   TEMPORAL_ADDRESS=host:7233 npm run scale:idle        an existing cluster (the workflows are terminated at the end)
 //   ... -- --cache 10000                                 AUTONODE_MAX_CACHED_WORKFLOWS for the worker
+//   ... -- --prebuilt-bundle                             the worker loads a bundle built here (AUTONODE_WORKFLOW_BUNDLE)
+//                                                        instead of running webpack in its own process
 import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
 import { Command } from 'commander';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, openSync, closeSync } from 'node:fs';
@@ -38,6 +41,7 @@ interface Options {
   resync: string;
   concurrency: number;
   cache: number | undefined;
+  prebuiltBundle: boolean;
   server: 'dev' | 'production';
 }
 
@@ -48,9 +52,10 @@ function parseOptions(argv: readonly string[]): Options {
     .option('--resync <duration>', 'the steady re-check timer each workflow waits on', '24h')
     .option('--concurrency <n>', 'workflow starts in flight', '64')
     .option('--cache <n>', 'the worker\'s AUTONODE_MAX_CACHED_WORKFLOWS (default: the SDK\'s)')
+    .option('--prebuilt-bundle', 'build the workflow bundle here and hand it to the worker', false)
     .option('--server <kind>', 'dev | production (default AUTONODE_TEMPORAL, else dev); ignored with TEMPORAL_ADDRESS')
     .parse([...argv], { from: 'node' });
-  const o = program.opts<{ workflows: string; rest: string; resync: string; concurrency: string; cache?: string; server?: string }>();
+  const o = program.opts<{ workflows: string; rest: string; resync: string; concurrency: string; cache?: string; prebuiltBundle: boolean; server?: string }>();
   const server = o.server ?? process.env.AUTONODE_TEMPORAL ?? 'dev';
   if (server !== 'dev' && server !== 'production') throw new Error(`--server must be dev or production, not ${server}`);
   const int = (name: string, value: string) => {
@@ -64,6 +69,7 @@ function parseOptions(argv: readonly string[]): Options {
     resync: o.resync,
     concurrency: Math.max(1, int('concurrency', o.concurrency)),
     cache: o.cache === undefined ? undefined : int('cache', o.cache),
+    prebuiltBundle: o.prebuiltBundle,
     server,
   };
 }
@@ -111,7 +117,7 @@ async function measure(pid: number, seconds: number): Promise<Window> {
 }
 
 /** The worker process, as deployed: workers/main.ts, control queue only, nothing it could reach but Temporal. */
-async function startWorker(o: { address: string; namespace: string; taskQueue: string; dir: string; cache: number | undefined }): Promise<{ child: ChildProcess; sdkMetricsUrl: string }> {
+async function startWorker(o: { address: string; namespace: string; taskQueue: string; dir: string; cache: number | undefined; bundle: string | undefined }): Promise<{ child: ChildProcess; sdkMetricsUrl: string }> {
   const { sdkMetrics } = await freePortsFor(['sdkMetrics']);
   const log = openSync(join(o.dir, 'worker.log'), 'a');
   const child = spawn(process.execPath, ['-r', 'tsx/cjs', join(projectRoot(), 'workers', 'main.ts')], {
@@ -132,6 +138,7 @@ async function startWorker(o: { address: string; namespace: string; taskQueue: s
       AUTONODE_METRICS_HOST: '127.0.0.1',
       AUTONODE_LOG_LEVEL: 'warn',
       ...(o.cache !== undefined ? { AUTONODE_MAX_CACHED_WORKFLOWS: String(o.cache) } : {}),
+      ...(o.bundle !== undefined ? { AUTONODE_WORKFLOW_BUNDLE: o.bundle } : {}),
     },
     stdio: ['ignore', log, log],
   });
@@ -233,7 +240,13 @@ async function main(): Promise<void> {
     const cluster = `scale-idle-${Date.now().toString(36)}`;
     const taskQueue = `autonode-control-${cluster}`;
 
-    const started = await startWorker({ address: temporal.address, namespace: temporal.namespace, taskQueue, dir: logDir, cache: options.cache });
+    let bundle: string | undefined;
+    if (options.prebuiltBundle) {
+      const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: say, error: say } });
+      bundle = join(dir, 'workflow-bundle.js');
+      writeFileSync(bundle, code);
+    }
+    const started = await startWorker({ address: temporal.address, namespace: temporal.namespace, taskQueue, dir: logDir, cache: options.cache, bundle });
     worker = started.child;
     const pid = worker.pid;
     if (pid === undefined) throw new Error('the worker process did not start');
@@ -285,6 +298,7 @@ async function main(): Promise<void> {
       workflows: options.workflows,
       steadyResync: options.resync,
       maxCachedWorkflows: options.cache ?? 'SDK default',
+      workflowBundle: options.prebuiltBundle ? 'pre-built' : 'bundled by the worker at start',
       startsPerSecond: Number(fmt(options.workflows / startSeconds)),
       workerCpuMsPerWorkflowToSteady: Number(fmt(firstTaskCpuMs, 2)),
       emptyWorker: { rssMiB: Number(fmt(empty.rssMiB.mean)), cpuPercentOfCore: Number(fmt(empty.cpuPercentOfCore, 2)) },
@@ -300,7 +314,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       [
         '',
-        `idle scale (${server} Temporal): ${options.workflows} steady NodeClaim workflows on one worker process`,
+        `idle scale (${server} Temporal): ${options.workflows} steady NodeClaim workflows on one worker process (cache ${result.maxCachedWorkflows}, bundle ${result.workflowBundle})`,
         `  started at ${result.startsPerSecond}/s; worker CPU to steady: ${result.workerCpuMsPerWorkflowToSteady} ms per workflow`,
         `  empty worker:  RSS ${result.emptyWorker.rssMiB} MiB, CPU ${result.emptyWorker.cpuPercentOfCore}% of a core`,
         `  at rest (${result.atRest.seconds}s): RSS ${result.atRest.rssMiB.mean} MiB (max ${result.atRest.rssMiB.max}), CPU ${result.atRest.cpuPercentOfCore}% of a core`,
