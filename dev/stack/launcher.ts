@@ -57,6 +57,8 @@ export class LocalStack {
       await this.cleanup();
       for (const p of [...this.processes].reverse()) await p.stop();
       rmSync(join(this.info.dir, 'etcd'), { recursive: true, force: true });
+      // the production Temporal's database (AUTONODE_TEMPORAL=production); logs stay
+      rmSync(join(this.info.dir, 'postgres'), { recursive: true, force: true });
       rmSync(join(this.info.dir, 'pids.json'), { force: true });
       const survivors = this.processes.filter((p) => p.isRunning()).map((p) => `${p.spec.name} (pid ${p.pid})`);
       if (survivors.length > 0) throw new Error(`local stack: still running after stop: ${survivors.join(', ')}`);
