@@ -13,6 +13,8 @@
 //   AUTONODE_TEMPORAL=production npm run scale:idle      PostgreSQL + the Temporal server build
 //   TEMPORAL_ADDRESS=host:7233 npm run scale:idle        an existing cluster (the workflows are terminated at the end)
 //   ... -- --cache 10000                                 AUTONODE_MAX_CACHED_WORKFLOWS for the worker
+//   ... -- --worker-heap-mb 1024                         the worker's V8 heap limit (--max-old-space-size; the SDK's
+//                                                        default cache follows it: 600 workflows per GiB above 200 MiB)
 //   ... -- --prebuilt-bundle                             the worker loads a bundle built here (AUTONODE_WORKFLOW_BUNDLE)
 //                                                        instead of running webpack in its own process
 import { Client, Connection } from '@temporalio/client';
@@ -43,6 +45,7 @@ interface Options {
   cache: number | undefined;
   prebuiltBundle: boolean;
   steadyTimeout: number;
+  workerHeapMb: number | undefined;
   server: 'dev' | 'production';
 }
 
@@ -53,11 +56,12 @@ function parseOptions(argv: readonly string[]): Options {
     .option('--resync <duration>', 'the steady re-check timer each workflow waits on', '24h')
     .option('--concurrency <n>', 'workflow starts in flight', '64')
     .option('--cache <n>', 'the worker\'s AUTONODE_MAX_CACHED_WORKFLOWS (default: the SDK\'s)')
+    .option('--worker-heap-mb <n>', 'the worker process\'s --max-old-space-size (default: Node\'s)')
     .option('--steady-timeout <seconds>', 'how long to wait for every workflow to reach steady state', '1200')
     .option('--prebuilt-bundle', 'build the workflow bundle here and hand it to the worker', false)
     .option('--server <kind>', 'dev | production (default AUTONODE_TEMPORAL, else dev); ignored with TEMPORAL_ADDRESS')
     .parse([...argv], { from: 'node' });
-  const o = program.opts<{ workflows: string; rest: string; resync: string; concurrency: string; cache?: string; prebuiltBundle: boolean; steadyTimeout: string; server?: string }>();
+  const o = program.opts<{ workflows: string; rest: string; resync: string; concurrency: string; cache?: string; prebuiltBundle: boolean; steadyTimeout: string; workerHeapMb?: string; server?: string }>();
   const server = o.server ?? process.env.AUTONODE_TEMPORAL ?? 'dev';
   if (server !== 'dev' && server !== 'production') throw new Error(`--server must be dev or production, not ${server}`);
   const int = (name: string, value: string) => {
@@ -73,6 +77,7 @@ function parseOptions(argv: readonly string[]): Options {
     cache: o.cache === undefined ? undefined : int('cache', o.cache),
     prebuiltBundle: o.prebuiltBundle,
     steadyTimeout: int('steady-timeout', o.steadyTimeout),
+    workerHeapMb: o.workerHeapMb === undefined ? undefined : int('worker-heap-mb', o.workerHeapMb),
     server,
   };
 }
@@ -120,10 +125,11 @@ async function measure(pid: number, seconds: number): Promise<Window> {
 }
 
 /** The worker process, as deployed: workers/main.ts, control queue only, nothing it could reach but Temporal. */
-async function startWorker(o: { address: string; namespace: string; taskQueue: string; dir: string; cache: number | undefined; bundle: string | undefined }): Promise<{ child: ChildProcess; sdkMetricsUrl: string }> {
+async function startWorker(o: { address: string; namespace: string; taskQueue: string; dir: string; cache: number | undefined; bundle: string | undefined; heapMb: number | undefined }): Promise<{ child: ChildProcess; sdkMetricsUrl: string }> {
   const { sdkMetrics } = await freePortsFor(['sdkMetrics']);
   const log = openSync(join(o.dir, 'worker.log'), 'a');
-  const child = spawn(process.execPath, ['-r', 'tsx/cjs', join(projectRoot(), 'workers', 'main.ts')], {
+  const heap = o.heapMb !== undefined ? [`--max-old-space-size=${o.heapMb}`] : [];
+  const child = spawn(process.execPath, [...heap, '-r', 'tsx/cjs', join(projectRoot(), 'workers', 'main.ts')], {
     cwd: projectRoot(),
     env: {
       ...process.env,
@@ -252,7 +258,7 @@ async function main(): Promise<void> {
       bundle = join(dir, 'workflow-bundle.js');
       writeFileSync(bundle, code);
     }
-    const started = await startWorker({ address: temporal.address, namespace: temporal.namespace, taskQueue, dir: logDir, cache: options.cache, bundle });
+    const started = await startWorker({ address: temporal.address, namespace: temporal.namespace, taskQueue, dir: logDir, cache: options.cache, bundle, heapMb: options.workerHeapMb });
     worker = started.child;
     const pid = worker.pid;
     if (pid === undefined) throw new Error('the worker process did not start');
@@ -309,6 +315,7 @@ async function main(): Promise<void> {
       steadyResync: options.resync,
       maxCachedWorkflows: options.cache ?? 'SDK default',
       workflowBundle: options.prebuiltBundle ? 'pre-built' : 'bundled by the worker at start',
+      workerHeapMb: options.workerHeapMb ?? 'Node default',
       startsPerSecond: Number(fmt(options.workflows / startSeconds)),
       steadyBeforeRest: steadyCount,
       secondsFromLastStartToAllSteady: steadyAfter === undefined ? null : Number(fmt(steadyAfter / 1000)),
@@ -327,7 +334,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       [
         '',
-        `idle scale (${server} Temporal): ${options.workflows} steady NodeClaim workflows on one worker process (cache ${result.maxCachedWorkflows}, bundle ${result.workflowBundle})`,
+        `idle scale (${server} Temporal): ${options.workflows} steady NodeClaim workflows on one worker process (cache ${result.maxCachedWorkflows}, heap ${result.workerHeapMb}, bundle ${result.workflowBundle})`,
         `  started at ${result.startsPerSecond}/s; worker CPU to steady: ${result.workerCpuMsPerWorkflowToSteady} ms per workflow`,
         `  empty worker:  RSS ${result.emptyWorker.rssMiB} MiB, CPU ${result.emptyWorker.cpuPercentOfCore}% of a core`,
         `  at rest (${result.atRest.seconds}s): RSS ${result.atRest.rssMiB.mean} MiB (max ${result.atRest.rssMiB.max}), CPU ${result.atRest.cpuPercentOfCore}% of a core`,
