@@ -8,6 +8,10 @@
 #   KUBEBUILDER_ASSETS  dir with etcd + kube-apiserver (+ controller-manager, scheduler)
 #   TEST_ASSET_ETCD / TEST_ASSET_KUBE_APISERVER / ..._KUBE_CONTROLLER_MANAGER / ..._KUBE_SCHEDULER
 #   AUTONODE_SETUP_ONLY space-separated subset of: python testserver etcd kwok kubernetes
+#
+#   --production-temporal  also build Temporal server + temporal-sql-tool from the Go module
+#                          proxy and unpack PostgreSQL from Debian's package (for
+#                          AUTONODE_TEMPORAL=production; not needed by `npm test`)
 set -euo pipefail
 
 # shellcheck source=stack-versions.env
@@ -153,6 +157,61 @@ kubernetes() {
   say "kubernetes: done"
 }
 
+# --- Production Temporal: server + SQL schema tool (Go module proxy), PostgreSQL (Debian) --
+# Only with --production-temporal: `npm test` and `npm start` use the dev server.
+temporal_server() {
+  local dir="$CACHE/temporal-server-$TEMPORAL_SERVER_VERSION"
+  if [[ -x "$dir/bin/temporal-server" && -x "$dir/bin/temporal-sql-tool" ]]; then say "temporal server: cached at $dir"; return; fi
+  need_tool go "install Go 1.26.8+"
+  check_disk 3000 "the Temporal server build"
+  local log="$CACHE/logs/temporal-server-$TEMPORAL_SERVER_VERSION.log"
+  say "temporal server: building go.temporal.io/server@$TEMPORAL_SERVER_VERSION (cmd/server, cmd/tools/sql); 10-25 minutes cold on 2 cores (log: $log)"
+  mkdir -p "$dir/bin"
+  # go.temporal.io/server's go.mod has no replace directives, so `go install pkg@version`
+  # builds exactly the released module graph.
+  ( set -x &&
+    GOBIN="$dir/bin.tmp" nice -n 19 go install \
+      "go.temporal.io/server/cmd/server@$TEMPORAL_SERVER_VERSION" \
+      "go.temporal.io/server/cmd/tools/sql@$TEMPORAL_SERVER_VERSION" &&
+    mv "$dir/bin.tmp/sql" "$dir/bin/temporal-sql-tool" &&
+    mv "$dir/bin.tmp/server" "$dir/bin/temporal-server" &&
+    rmdir "$dir/bin.tmp" ) >"$log" 2>&1 || fail "temporal server build" "$log"
+  say "temporal server: done"
+}
+
+# The server binaries of Debian's postgresql-15, unpacked (no root, no system install).
+# Shared libraries the machine lacks are unpacked beside them from the package's direct
+# dependencies; the launcher puts that directory on LD_LIBRARY_PATH.
+postgres() {
+  local dir="$CACHE/postgresql-$POSTGRES_DEB_VERSION"
+  local bin="$dir/root/usr/lib/postgresql/15/bin"
+  if [[ -f "$dir/.done" ]]; then say "postgresql: cached at $dir"; return; fi
+  need_tool apt-get "PostgreSQL comes from Debian's postgresql-15 package (apt-get download)"
+  need_tool dpkg "dpkg -x unpacks the package"
+  local log="$CACHE/logs/postgresql.log"
+  say "postgresql: postgresql-15=$POSTGRES_DEB_VERSION from Debian (log: $log)"
+  rm -rf "$dir"; mkdir -p "$dir/debs" "$dir/root"
+  (
+    set -x
+    cd "$dir/debs"
+    apt-get download "postgresql-15=$POSTGRES_DEB_VERSION"
+    dpkg -x postgresql-15_*.deb "$dir/root"
+    missing=$(for b in postgres initdb; do ldd "$bin/$b"; done | awk '/not found/ {print $1}' | sort -u)
+    if [[ -n "$missing" ]]; then
+      echo "missing libraries: $missing"
+      for pkg in $(apt-cache depends postgresql-15 | awk '/Depends: lib/ {print $2}' | sort -u); do
+        apt-get download "$pkg" && dpkg -x "$pkg"_*.deb "$dir/root"
+      done
+      still=$(for b in postgres initdb; do LD_LIBRARY_PATH="$dir/root/usr/lib/x86_64-linux-gnu" ldd "$bin/$b"; done | awk '/not found/ {print $1}' | sort -u)
+      [[ -z "$still" ]] || { echo "still missing: $still"; exit 1; }
+    fi
+    "$bin/postgres" --version
+  ) >"$log" 2>&1 || fail "postgresql (apt-get download postgresql-15=$POSTGRES_DEB_VERSION)" "$log"
+  rm -rf "$dir/debs"
+  touch "$dir/.done"
+  say "postgresql: done ($("$bin/postgres" --version))"
+}
+
 main() {
   local start
   start=$(date +%s)
@@ -163,6 +222,10 @@ main() {
   if want etcd; then etcd; fi
   if want kwok; then kwok; fi
   if want kubernetes; then kubernetes; fi
+  if [[ " $* " == *" --production-temporal "* || "${AUTONODE_TEMPORAL:-}" == production ]]; then
+    temporal_server
+    postgres
+  fi
   say "all components ready in $(( $(date +%s) - start ))s"
 }
 

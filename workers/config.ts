@@ -41,6 +41,18 @@ export const WorkerConfigSchema = z.object({
   AUTONODE_TEMPORAL_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   /** where both listen: all interfaces, so Prometheus can scrape the pod */
   AUTONODE_METRICS_HOST: z.string().min(1).default('0.0.0.0'),
+  /**
+   * Workflows the control worker keeps in memory between their tasks (the SDK's
+   * maxCachedWorkflows). Unset: the SDK's default, about 600 per GiB of V8 heap above 200 MiB
+   * (2,300 with Node's default 4 GiB heap). docs/capacity.md sizes it.
+   */
+  AUTONODE_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
+  /**
+   * A workflow bundle built ahead of time (`bundleWorkflowCode` of workflows/, with the
+   * codec's failureConverterPath when payloads are encrypted). Unset: the worker bundles
+   * workflows/ itself at start, with webpack in its own process.
+   */
+  AUTONODE_WORKFLOW_BUNDLE: z.string().min(1).optional(),
   /** JSON logs on stdout at this level and above */
   AUTONODE_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
   /** the queues this process polls, comma-separated (control, cloud, packing); all by default */

@@ -118,10 +118,11 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
     namespace: config.TEMPORAL_NAMESPACE,
     resolve: clusterResolverFromConfig(config, credentialsFromConfig(config), logger),
     ...(management ? { management } : {}),
-    workflows: { workflowsPath: require.resolve('../workflows') },
+    workflows: config.AUTONODE_WORKFLOW_BUNDLE ? { workflowBundle: { codePath: config.AUTONODE_WORKFLOW_BUNDLE } } : { workflowsPath: require.resolve('../workflows') },
     cloudActivitiesPerSecond: config.AUTONODE_CLOUD_RPS,
     run: config.AUTONODE_WORKER_QUEUES,
     dataConverter,
+    ...(config.AUTONODE_MAX_CACHED_WORKFLOWS !== undefined ? { maxCachedWorkflows: config.AUTONODE_MAX_CACHED_WORKFLOWS } : {}),
     taskQueues: { control: config.AUTONODE_TASK_QUEUE_CONTROL, cloud: config.AUTONODE_TASK_QUEUE_CLOUD, packing: config.AUTONODE_TASK_QUEUE_PACKING },
     metrics,
   });

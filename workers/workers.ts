@@ -39,6 +39,8 @@ export interface AutonodeWorkersOptions {
   dataConverter?: DataConverter;
   /** where the activities count (the process's /metrics endpoint serves its registry); a private one when absent */
   metrics?: AutonodeMetrics;
+  /** the control worker's workflow cache (SDK maxCachedWorkflows); the SDK's default when absent */
+  maxCachedWorkflows?: number;
 }
 
 export const WORKER_ROLES = ['control', 'cloud', 'packing'] as const;
@@ -84,6 +86,7 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
     ...common,
     taskQueue: queues.control,
     ...options.workflows,
+    ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     activities: controlActivities,
     // Ctrl-C / SIGTERM: give running activities a moment, then stop.
     shutdownGraceTime: '10 seconds',

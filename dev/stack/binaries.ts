@@ -58,3 +58,36 @@ export function resolveBinaries(env: NodeJS.ProcessEnv = process.env): StackBina
   }
   return binaries;
 }
+
+/** The production Temporal stack (AUTONODE_TEMPORAL=production): `npm run setup -- --production-temporal` fills these. */
+export interface ProductionTemporalBinaries {
+  server: string;
+  sqlTool: string;
+  /** PostgreSQL's bin directory (initdb, postgres) */
+  postgresBin: string;
+  /** shared libraries unpacked beside PostgreSQL when the machine lacked them; undefined when none were needed */
+  postgresLibraryPath: string | undefined;
+}
+
+export function resolveProductionTemporal(env: NodeJS.ProcessEnv = process.env): ProductionTemporalBinaries {
+  const v = stackVersions();
+  const cache = cacheDir(env);
+  const temporal = join(cache, `temporal-server-${v.TEMPORAL_SERVER_VERSION}`, 'bin');
+  const postgresRoot = join(cache, `postgresql-${v.POSTGRES_DEB_VERSION}`, 'root');
+  const libraries = join(postgresRoot, 'usr', 'lib', 'x86_64-linux-gnu');
+  const binaries: ProductionTemporalBinaries = {
+    server: join(temporal, 'temporal-server'),
+    sqlTool: join(temporal, 'temporal-sql-tool'),
+    postgresBin: join(postgresRoot, 'usr', 'lib', 'postgresql', '15', 'bin'),
+    postgresLibraryPath: existsSync(libraries) ? libraries : undefined,
+  };
+  const needed = { server: binaries.server, sqlTool: binaries.sqlTool, postgres: join(binaries.postgresBin, 'postgres'), initdb: join(binaries.postgresBin, 'initdb') };
+  const missing = Object.entries(needed).filter(([, path]) => !existsSync(path));
+  if (missing.length > 0) {
+    throw new Error(
+      `production Temporal (AUTONODE_TEMPORAL=production) incomplete: ${missing.map(([name, path]) => `${name} (${path})`).join(', ')} not found. ` +
+        'Run `npm run setup -- --production-temporal` (it builds Temporal server from the Go module proxy and unpacks Debian\'s PostgreSQL into the cache).',
+    );
+  }
+  return binaries;
+}

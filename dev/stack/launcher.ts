@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { cacheDir, resolveBinaries, type StackBinaries } from './binaries';
+import { cacheDir, resolveBinaries, resolveProductionTemporal, type StackBinaries } from './binaries';
 import { reapOrphanedStacks } from './reap';
 import { installManagementCrds } from '../autonode/crds';
 
@@ -12,6 +12,7 @@ import { answers200 } from './probes';
 import { ManagedProcess } from './process';
 import { startTemporal, type TemporalEndpoint } from './temporal';
 import { StackInfoSchema, type StackInfo } from './types';
+import { z } from 'zod';
 
 export interface StartStackOptions {
   /** where certificates, kubeconfigs, logs and stack.json go; default a new temp dir */
@@ -25,6 +26,17 @@ export interface StartStackOptions {
   /** the codec server the dev server's Web UI uses (ignored with TEMPORAL_ADDRESS) */
   temporalUiCodecEndpoint?: string;
 }
+
+/**
+ * AUTONODE_TEMPORAL: `dev` (default) runs `temporal server start-dev`; `production` runs
+ * PostgreSQL and the Temporal server built by `npm run setup -- --production-temporal`.
+ * AUTONODE_TEMPORAL_HISTORY_SHARDS sets the production server's shard count (default 4).
+ * TEMPORAL_ADDRESS, when set, wins over both: that server is used and nothing is started.
+ */
+const TemporalChoiceSchema = z.object({
+  AUTONODE_TEMPORAL: z.enum(['dev', 'production']).default('dev'),
+  AUTONODE_TEMPORAL_HISTORY_SHARDS: z.coerce.number().int().min(1).max(16384).default(4),
+});
 
 /**
  * A running local stack. `stop()` stops exactly the processes this object started, in
@@ -45,6 +57,8 @@ export class LocalStack {
       await this.cleanup();
       for (const p of [...this.processes].reverse()) await p.stop();
       rmSync(join(this.info.dir, 'etcd'), { recursive: true, force: true });
+      // the production Temporal's database (AUTONODE_TEMPORAL=production); logs stay
+      rmSync(join(this.info.dir, 'postgres'), { recursive: true, force: true });
       rmSync(join(this.info.dir, 'pids.json'), { force: true });
       const survivors = this.processes.filter((p) => p.isRunning()).map((p) => `${p.spec.name} (pid ${p.pid})`);
       if (survivors.length > 0) throw new Error(`local stack: still running after stop: ${survivors.join(', ')}`);
@@ -71,6 +85,8 @@ export async function startStack(options: StartStackOptions = {}): Promise<Local
   const env = options.env ?? process.env;
   const log = options.log ?? (() => undefined);
   const binaries = resolveBinaries(env);
+  const temporalChoice = TemporalChoiceSchema.parse({ AUTONODE_TEMPORAL: env.AUTONODE_TEMPORAL || undefined, AUTONODE_TEMPORAL_HISTORY_SHARDS: env.AUTONODE_TEMPORAL_HISTORY_SHARDS || undefined });
+  const productionTemporal = temporalChoice.AUTONODE_TEMPORAL === 'production' && !env.TEMPORAL_ADDRESS ? resolveProductionTemporal(env) : undefined;
   for (const line of reapOrphanedStacks({ parentDir: tmpdir(), prefix: stackDirPrefix, cacheDir: cacheDir(env) })) {
     log(`stopped an orphaned component: ${line}`);
   }
@@ -134,6 +150,12 @@ export async function startStack(options: StartStackOptions = {}): Promise<Local
     const t0 = Date.now();
     temporal = await startTemporal({
       binary: binaries.temporal,
+      ...(productionTemporal ? { production: productionTemporal, historyShards: temporalChoice.AUTONODE_TEMPORAL_HISTORY_SHARDS } : {}),
+      log,
+      started: (p) => {
+        started.push(p);
+        recordPids();
+      },
       address: env.TEMPORAL_ADDRESS,
       namespace: env.TEMPORAL_NAMESPACE,
       dir,
@@ -141,13 +163,11 @@ export async function startStack(options: StartStackOptions = {}): Promise<Local
       ...(options.temporalDynamicConfig ? { dynamicConfig: options.temporalDynamicConfig } : {}),
       ...(options.temporalUiCodecEndpoint ? { uiCodecEndpoint: options.temporalUiCodecEndpoint } : {}),
     });
-    if (temporal.process) started.push(temporal.process);
-    recordPids();
-    log(`temporal ${temporal.managed ? 'dev server' : `at ${temporal.address}`} ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+    log(`temporal ${temporal.server === 'external' ? `at ${temporal.address}` : `${temporal.server} server`} ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
 
     const info: StackInfo = StackInfoSchema.parse({
       dir,
-      temporal: { address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl, managed: temporal.managed },
+      temporal: { address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl, managed: temporal.managed, server: temporal.server },
       ec2: { endpoint: `http://127.0.0.1:${ports.moto}`, region },
       management: { name: 'management', server: managementServer, kubeconfigPath: managementKubeconfig, etcdPrefix: '/management', auditLogPath: managementAudit.logPath },
       guest: {

@@ -34,3 +34,32 @@ export async function freePortsFor<K extends string>(names: readonly K[]): Promi
   const ports = await freePorts(names.length);
   return Object.fromEntries(names.map((name, i) => [name, ports[i]])) as Record<K, number>;
 }
+
+/**
+ * Like `freePortsFor`, but every port within [from, to]: the kernel's own choice is an
+ * ephemeral port (32768 and up on Linux), and some servers store ports in a signed 16-bit
+ * column (Temporal's cluster_membership.rpc_port on PostgreSQL is a smallint). Random ports
+ * in the range are tried until enough bind; all are held until every one is known.
+ */
+export async function freePortsInRange<K extends string>(names: readonly K[], range: { from: number; to: number }): Promise<Record<K, number>> {
+  const held: Server[] = [];
+  const ports: number[] = [];
+  try {
+    for (let attempt = 0; ports.length < names.length; attempt++) {
+      if (attempt > names.length * 50) throw new Error(`no ${names.length} free ports between ${range.from} and ${range.to}`);
+      const port = range.from + Math.floor(Math.random() * (range.to - range.from + 1));
+      if (ports.includes(port)) continue;
+      const server = createServer();
+      const bound = await new Promise<boolean>((resolve) => {
+        server.once('error', () => resolve(false));
+        server.listen(port, '127.0.0.1', () => resolve(true));
+      });
+      if (!bound) continue;
+      held.push(server);
+      ports.push(port);
+    }
+    return Object.fromEntries(names.map((name, i) => [name, ports[i]])) as Record<K, number>;
+  } finally {
+    await Promise.all(held.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  }
+}

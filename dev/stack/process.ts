@@ -11,8 +11,10 @@ export interface ProcessSpec {
   /** resolves true once the component answers; polled until `startTimeoutMs` */
   ready: () => Promise<boolean>;
   startTimeoutMs?: number;
-  /** how long SIGTERM gets before SIGKILL */
+  /** how long the stop signal gets before SIGKILL */
   stopTimeoutMs?: number;
+  /** the signal `stop()` sends first (default SIGTERM; PostgreSQL's fast shutdown is SIGINT) */
+  stopSignal?: NodeJS.Signals;
 }
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -78,11 +80,11 @@ export class ManagedProcess {
     );
   }
 
-  /** SIGTERM, then SIGKILL after the grace period. Safe to call twice. */
+  /** SIGTERM (or the spec's stop signal), then SIGKILL after the grace period. Safe to call twice. */
   async stop(): Promise<void> {
     const child = this.child;
     if (!child || this.exitDescription !== undefined) return;
-    child.kill('SIGTERM');
+    child.kill(this.spec.stopSignal ?? 'SIGTERM');
     const graceful = await Promise.race([this.exited.then(() => true), delay(this.spec.stopTimeoutMs ?? 10_000).then(() => false)]);
     if (!graceful) {
       child.kill('SIGKILL');

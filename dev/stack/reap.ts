@@ -47,6 +47,7 @@ export function reapOrphanedStacks(options: { parentDir: string; prefix: string;
       reaped.push(`${name} (pid ${pid}) of ${dir}`);
     }
     rmSync(join(dir, 'etcd'), { recursive: true, force: true });
+    rmSync(join(dir, 'postgres'), { recursive: true, force: true });
     rmSync(pidsFile, { force: true });
   }
   return reaped;

@@ -2,16 +2,19 @@ import { Connection } from '@temporalio/client';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { autonodeSearchAttributes } from '../../workflows/search-attributes';
+import type { ProductionTemporalBinaries } from './binaries';
 import { freePortsFor } from './ports';
 import { ManagedProcess } from './process';
+import { startProductionTemporal } from './temporal-production';
 
 export interface TemporalEndpoint {
   address: string;
   namespace: string;
   uiUrl: string | undefined;
-  /** true when we started the dev server (and will stop it) */
+  /** true when we started the server (and will stop it) */
   managed: boolean;
-  process: ManagedProcess | undefined;
+  /** which server: the dev server, the production build on PostgreSQL, or one at TEMPORAL_ADDRESS */
+  server: 'dev' | 'production' | 'external';
   close(): Promise<void>;
 }
 
@@ -20,11 +23,19 @@ const cliType = { KEYWORD: 'Keyword', TEXT: 'Text', INT: 'Int', DOUBLE: 'Double'
 
 /**
  * Starts `temporal server start-dev` (SQLite in the stack dir, Web UI on, autonode's
- * search attributes registered), or — with TEMPORAL_ADDRESS — uses that server and makes
- * sure the search attributes exist there.
+ * search attributes registered), or — with `production` binaries (AUTONODE_TEMPORAL=production)
+ * — PostgreSQL and the Temporal server built from its Go module (temporal-production.ts), or —
+ * with TEMPORAL_ADDRESS — uses that server and makes sure the search attributes exist there.
+ * `started` hears of every process as soon as it exists, so a failure later still stops it.
  */
 export async function startTemporal(o: {
   binary: string | undefined;
+  /** run the production server instead of the dev server (ignored with an address) */
+  production?: ProductionTemporalBinaries;
+  /** history shards of the production server (fixed when its schema is created) */
+  historyShards?: number;
+  log?: (line: string) => void;
+  started: (p: ManagedProcess) => void;
   address: string | undefined;
   namespace: string | undefined;
   dir: string;
@@ -42,7 +53,20 @@ export async function startTemporal(o: {
     } finally {
       await connection.close();
     }
-    return { address: o.address, namespace, uiUrl: undefined, managed: false, process: undefined, close: async () => undefined };
+    return { address: o.address, namespace, uiUrl: undefined, managed: false, server: 'external', close: async () => undefined };
+  }
+  if (o.production) {
+    const production = await startProductionTemporal(
+      { binaries: o.production, dir: o.dir, logDir: o.logDir, namespace, historyShards: o.historyShards ?? 4, dynamicConfig: o.dynamicConfig ?? {}, log: o.log ?? (() => undefined) },
+      o.started,
+    );
+    const connection = await Connection.connect({ address: production.address });
+    try {
+      await registerSearchAttributes(connection, namespace);
+    } finally {
+      await connection.close();
+    }
+    return { address: production.address, namespace, uiUrl: undefined, managed: true, server: 'production', close: async () => undefined };
   }
   if (!o.binary) throw new Error('no Temporal CLI binary and no TEMPORAL_ADDRESS: run `npm run setup`');
 
@@ -50,7 +74,7 @@ export async function startTemporal(o: {
   // between (seen in CI: the HTTP API port). Then the server exits at once; pick again.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startDevServer(o.binary, o, namespace);
+      return await startDevServer(o.binary, o, namespace, o.started);
     } catch (err) {
       const log = existsSync(join(o.logDir, 'temporal.log')) ? readFileSync(join(o.logDir, 'temporal.log'), 'utf8') : '';
       if (attempt >= 3 || !log.includes('address already in use')) throw err;
@@ -59,7 +83,12 @@ export async function startTemporal(o: {
   }
 }
 
-async function startDevServer(binary: string, o: { dir: string; logDir: string; dynamicConfig?: Record<string, string | number | boolean>; uiCodecEndpoint?: string }, namespace: string): Promise<TemporalEndpoint> {
+async function startDevServer(
+  binary: string,
+  o: { dir: string; logDir: string; dynamicConfig?: Record<string, string | number | boolean>; uiCodecEndpoint?: string },
+  namespace: string,
+  started: (p: ManagedProcess) => void,
+): Promise<TemporalEndpoint> {
   const { port, uiPort, httpPort, metricsPort } = await freePortsFor(['port', 'uiPort', 'httpPort', 'metricsPort']);
   const address = `127.0.0.1:${port}`;
   const process = new ManagedProcess({
@@ -97,12 +126,13 @@ async function startDevServer(binary: string, o: { dir: string; logDir: string; 
     startTimeoutMs: 90_000,
   });
   await process.start();
+  started(process);
   return {
     address,
     namespace,
     uiUrl: `http://127.0.0.1:${uiPort}`,
     managed: true,
-    process,
+    server: 'dev',
     close: async () => undefined,
   };
 }

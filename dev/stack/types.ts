@@ -24,6 +24,8 @@ export const StackInfoSchema = z.object({
     uiUrl: z.string().optional(),
     /** false when TEMPORAL_ADDRESS pointed at a server the stack did not start */
     managed: z.boolean(),
+    /** the dev server, the production build on PostgreSQL (AUTONODE_TEMPORAL=production), or TEMPORAL_ADDRESS's */
+    server: z.enum(['dev', 'production', 'external']).optional(),
   }),
   ec2: z.object({ endpoint: z.string().url(), region: z.string() }),
   management: ClusterEndpointSchema,

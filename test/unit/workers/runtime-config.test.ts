@@ -17,6 +17,12 @@ describe('observability settings', () => {
     expect(() => parseWorkerConfig({ AUTONODE_LOG_LEVEL: 'verbose' })).toThrow(/AUTONODE_LOG_LEVEL/);
   });
 
+  it('leave the workflow cache to the SDK unless AUTONODE_MAX_CACHED_WORKFLOWS sizes it', () => {
+    expect(parseWorkerConfig({}).AUTONODE_MAX_CACHED_WORKFLOWS).toBeUndefined();
+    expect(parseWorkerConfig({ AUTONODE_MAX_CACHED_WORKFLOWS: '10000' }).AUTONODE_MAX_CACHED_WORKFLOWS).toBe(10_000);
+    expect(() => parseWorkerConfig({ AUTONODE_MAX_CACHED_WORKFLOWS: '-1' })).toThrow(/AUTONODE_MAX_CACHED_WORKFLOWS/);
+  });
+
   it('bind the SDK\'s Prometheus exporter with Prometheus-style names, or leave it off at port 0', () => {
     const logger = pino({ enabled: false });
     expect(workerRuntimeOptions({ logger, temporalMetrics: { host: '0.0.0.0', port: 9464 } }).telemetryOptions?.metrics).toEqual({
