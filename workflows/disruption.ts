@@ -10,6 +10,7 @@ import {
   upsertSearchAttributes,
   uuid4,
   workflowInfo,
+  setWorkflowOptions,
 } from '@temporalio/workflow';
 import type { DisruptionActivities, PodEventMemory } from '../activities/disruption/activity';
 import type { MultiNodeSimulation, ProvisionerActivities } from '../activities/provisioner/activity';
@@ -237,3 +238,8 @@ export function consolidationSummary(decision: Exclude<ConsolidationDecision, { 
       return `underutilized: ${what} re-packed into ${decision.claims.length} cheaper nodes (${few(decision.claims.map((c) => c.options[0] ?? '?'))}) ${saves}, at least $${decision.worstSavingsPerHour.toFixed(4)}/h`;
   }
 }
+
+// ADR 0008: one run per cluster that never ends; it follows the deployment's current build at
+// its next workflow task, replaying its history there (patched() and the committed histories
+// keep that safe).
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, disruptionWorkflow);

@@ -10,6 +10,7 @@ import {
   sleep,
   upsertSearchAttributes,
   workflowInfo,
+  setWorkflowOptions,
 } from '@temporalio/workflow';
 import { autonodeKubeconfigSecret } from '../core/hostedcluster/secrets';
 import type { EnablementActivities, HostedClusterRef, Observation } from '../activities/enablement/activity';
@@ -199,3 +200,8 @@ export async function enablementWorkflow(input: EnablementWorkflowInput): Promis
   phase('Disabled');
   return status;
 }
+
+// ADR 0008: one run per cluster that never ends; it follows the deployment's current build at
+// its next workflow task, replaying its history there (patched() and the committed histories
+// keep that safe).
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, enablementWorkflow);

@@ -10,6 +10,7 @@ import {
   upsertSearchAttributes,
   uuid4,
   workflowInfo,
+  setWorkflowOptions,
 } from '@temporalio/workflow';
 import type { ProvisionerActivities } from '../activities/provisioner/activity';
 import { batchResult, batchToCreate, type BatchResult } from '../core/provisioning/batch';
@@ -201,3 +202,8 @@ export async function provisionerWorkflow(input: ProvisionerWorkflowInput): Prom
     }
   }
 }
+
+// ADR 0008: one run per cluster that never ends; it follows the deployment's current build at
+// its next workflow task, replaying its history there (patched() and the committed histories
+// keep that safe).
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, provisionerWorkflow);

@@ -14,6 +14,7 @@ import {
   sleep,
   upsertSearchAttributes,
   workflowInfo,
+  setWorkflowOptions,
 } from '@temporalio/workflow';
 import type { GcActivities, GcSummary } from '../activities/gc/activity';
 import type { WatchActivities } from '../activities/watch/activity';
@@ -176,3 +177,8 @@ export async function watchWorkflow(input: WatchWorkflowInput): Promise<void> {
     });
   }
 }
+
+// ADR 0008: one run per cluster that never ends; it follows the deployment's current build at
+// its next workflow task, replaying its history there (patched() and the committed histories
+// keep that safe).
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, watchWorkflow);
