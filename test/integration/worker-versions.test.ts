@@ -73,10 +73,16 @@ describe('worker versioning: two builds against one Temporal server (real stack)
     const info = (await lh.t.client.workflow.getHandle(workflowId, runId).describe()).raw.workflowExecutionInfo?.versioningInfo;
     return { buildId: info?.deploymentVersion?.buildId ?? undefined, behavior: info?.behavior ?? undefined };
   };
-  /** the build that completed each workflow task of a run, in order */
-  const taskBuilds = async (workflowId: string, runId?: string) =>
-    ((await lh.t.client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [])
-      .flatMap((e) => (e.workflowTaskCompletedEventAttributes ? [e.workflowTaskCompletedEventAttributes.deploymentVersion?.buildId ?? 'unversioned'] : []));
+  /** the build that completed each workflow task of a run, in order, and when */
+  const tasksOf = async (workflowId: string, runId?: string) =>
+    ((await lh.t.client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? []).flatMap((e) =>
+      e.workflowTaskCompletedEventAttributes
+        ? [{ build: e.workflowTaskCompletedEventAttributes.deploymentVersion?.buildId ?? 'unversioned', at: Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6) }]
+        : [],
+    );
+  const taskBuilds = async (workflowId: string, runId?: string) => (await tasksOf(workflowId, runId)).map((t) => t.build);
+  /** every run's tasks, oldest run first */
+  const allTaskBuilds = async (workflowId: string) => (await Promise.all((await runsOf(lh.t.client, workflowId)).map((runId) => taskBuilds(workflowId, runId)))).flat();
   const initialized = (handle: { query<T>(q: string): Promise<T> }) =>
     eventually('the claim Initialized', async () => {
       const s = await handle.query<NodeClaimStatusView>('status');
@@ -130,16 +136,14 @@ describe('worker versioning: two builds against one Temporal server (real stack)
     const secondHandle = await lh.t.client.workflow.start('nodeClaimWorkflow', {
       taskQueue: queues.control,
       workflowId: nodeClaimWorkflowId(cluster.name, second),
+      // the watch may have started it already, seeing the new NodeClaim: either way it starts now, on B
+      workflowIdConflictPolicy: 'USE_EXISTING',
       args: [{ cluster, taskQueues: queues, nodeClaim: { name: second, uid: secondUid }, timeouts: { resync: '1s', steadyResync: '45s', launchAttempt: '20s' } }],
     });
     await eventually('the watch on B', async () => ((await versionOf(watch.workflowId)).buildId === 'b' ? true : undefined), 60_000);
     await initialized(secondHandle);
     expect(await versionOf(secondHandle.workflowId)).toEqual({ buildId: 'b', behavior: VersioningBehavior.VERSIONING_BEHAVIOR_PINNED });
     expect(new Set(await taskBuilds(secondHandle.workflowId))).toEqual(new Set(['b']));
-    if (Date.now() - bCurrentAt < 40_000) {
-      // still within the claim's steady sleep: it has not moved
-      expect(await versionOf(firstHandle.workflowId)).toEqual({ buildId: 'a', behavior: VersioningBehavior.VERSIONING_BEHAVIOR_PINNED });
-    }
 
     // at its next wait the pinned claim continues as new onto B, with the same instance and node
     const moved = await eventually('the first claim’s workflow on B', async () => {
@@ -157,10 +161,14 @@ describe('worker versioning: two builds against one Temporal server (real stack)
     expect(buildsPerRun[buildsPerRun.length - 1]).toBe('b');
     expect(buildsPerRun.every((b) => b === 'a' || b === 'b')).toBe(true);
     expect(buildsPerRun).toEqual([...buildsPerRun].sort());
+    // pinned: B was current while the claim woke on A and took its next step there
+    const onAAfterB = (await Promise.all(moved.runs.slice(0, -1).map((runId) => tasksOf(firstHandle.workflowId, runId)))).flat().filter((t) => t.at > bCurrentAt);
+    expect(onAAfterB.length).toBeGreaterThan(0);
+    expect(new Set(onAAfterB.map((t) => t.build))).toEqual(new Set(['a']));
     const onB = await lh.t.client.workflow.getHandle(firstHandle.workflowId).query<NodeClaimStatusView>('status');
     expect(onB).toEqual(expect.objectContaining({ phase: 'Initialized', instance: onA.instance, nodeName: onA.nodeName }));
-    // the watch moved within its run: A's tasks, then B's
-    const watchTasks = await taskBuilds(watch.workflowId);
+    // the watch followed B at its next task (within a run, or a run continued as new): A's tasks, then B's
+    const watchTasks = await allTaskBuilds(watch.workflowId);
     expect(watchTasks[0]).toBe('a');
     expect(watchTasks[watchTasks.length - 1]).toBe('b');
     expect(watchTasks.indexOf('b')).toBeGreaterThan(watchTasks.lastIndexOf('a'));
