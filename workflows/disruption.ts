@@ -10,8 +10,8 @@ import {
   upsertSearchAttributes,
   uuid4,
   workflowInfo,
-  setWorkflowOptions,
 } from '@temporalio/workflow';
+import { declareVersioningBehavior } from './versioning';
 import type { DisruptionActivities, PodEventMemory } from '../activities/disruption/activity';
 import type { MultiNodeSimulation, ProvisionerActivities } from '../activities/provisioner/activity';
 import { batchToCreate, type PlannedBatch } from '../core/provisioning/batch';
@@ -242,4 +242,4 @@ export function consolidationSummary(decision: Exclude<ConsolidationDecision, { 
 // ADR 0008: one run per cluster that never ends; it follows the deployment's current build at
 // its next workflow task, replaying its history there (patched() and the committed histories
 // keep that safe).
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, disruptionWorkflow);
+declareVersioningBehavior('AUTO_UPGRADE', disruptionWorkflow);

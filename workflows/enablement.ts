@@ -10,8 +10,8 @@ import {
   sleep,
   upsertSearchAttributes,
   workflowInfo,
-  setWorkflowOptions,
 } from '@temporalio/workflow';
+import { declareVersioningBehavior } from './versioning';
 import { autonodeKubeconfigSecret } from '../core/hostedcluster/secrets';
 import type { EnablementActivities, HostedClusterRef, Observation } from '../activities/enablement/activity';
 import { TaskQueuesSchema, defaultTaskQueues, durationToMs, type ClusterRef, type ConditionUpdate, type TaskQueues } from '../core/lifecycle';
@@ -204,4 +204,4 @@ export async function enablementWorkflow(input: EnablementWorkflowInput): Promis
 // ADR 0008: one run per cluster that never ends; it follows the deployment's current build at
 // its next workflow task, replaying its history there (patched() and the committed histories
 // keep that safe).
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, enablementWorkflow);
+declareVersioningBehavior('AUTO_UPGRADE', enablementWorkflow);

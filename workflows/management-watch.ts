@@ -11,8 +11,8 @@ import {
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
-  setWorkflowOptions,
 } from '@temporalio/workflow';
+import { declareVersioningBehavior } from './versioning';
 import type { ManagementWatchActivities, ManagementWatchInput } from '../activities/enablement/management-watch';
 import { TaskQueuesSchema, defaultTaskQueues } from '../core/lifecycle';
 import { AutoNodePhase } from './search-attributes';
@@ -81,4 +81,4 @@ export async function managementWatchWorkflow(input: ManagementWatchWorkflowInpu
 // ADR 0008: one run per cluster that never ends; it follows the deployment's current build at
 // its next workflow task, replaying its history there (patched() and the committed histories
 // keep that safe).
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, managementWatchWorkflow);
+declareVersioningBehavior('AUTO_UPGRADE', managementWatchWorkflow);

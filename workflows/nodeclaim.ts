@@ -16,10 +16,10 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
-  setWorkflowOptions,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { declareVersioningBehavior } from './versioning';
 import type { NodeClaimCloudActivities } from '../activities/nodeclaim/cloud';
 import type { NodeClaimKubeActivities } from '../activities/nodeclaim/kube';
 import {
@@ -95,7 +95,7 @@ export async function nodeClaimWorkflow(rawInput: NodeClaimWorkflowInput, resume
 
 // ADR 0008: a claim lives as long as its node (weeks); each run is pinned to the build that
 // started it and moves to the current build by continuing as new (UPGRADE_ON_NEW_BUILD).
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, nodeClaimWorkflow);
+declareVersioningBehavior('PINNED', nodeClaimWorkflow);
 
 /** A v1 run continues as new from steady state only; anything else walks again from Pending (idempotent). */
 function carryOver(resume: NodeClaimCarryOver | NodeClaimResumeState | undefined): NodeClaimCarryOver {

@@ -10,8 +10,8 @@ import {
   upsertSearchAttributes,
   uuid4,
   workflowInfo,
-  setWorkflowOptions,
 } from '@temporalio/workflow';
+import { declareVersioningBehavior } from './versioning';
 import type { ProvisionerActivities } from '../activities/provisioner/activity';
 import { batchResult, batchToCreate, type BatchResult } from '../core/provisioning/batch';
 import { ClusterRefSchema, TaskQueuesSchema, defaultTaskQueues, durationToMs, type ClusterRef, type OfferingRef, type TaskQueues } from '../core/lifecycle';
@@ -206,4 +206,4 @@ export async function provisionerWorkflow(input: ProvisionerWorkflowInput): Prom
 // ADR 0008: one run per cluster that never ends; it follows the deployment's current build at
 // its next workflow task, replaying its history there (patched() and the committed histories
 // keep that safe).
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, provisionerWorkflow);
+declareVersioningBehavior('AUTO_UPGRADE', provisionerWorkflow);

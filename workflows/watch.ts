@@ -14,8 +14,8 @@ import {
   sleep,
   upsertSearchAttributes,
   workflowInfo,
-  setWorkflowOptions,
 } from '@temporalio/workflow';
+import { declareVersioningBehavior } from './versioning';
 import type { GcActivities, GcSummary } from '../activities/gc/activity';
 import type { WatchActivities } from '../activities/watch/activity';
 import { ClusterRefSchema, TaskQueuesSchema, defaultTaskQueues, durationToMs, type ClusterRef, type TaskQueues } from '../core/lifecycle';
@@ -181,4 +181,4 @@ export async function watchWorkflow(input: WatchWorkflowInput): Promise<void> {
 // ADR 0008: one run per cluster that never ends; it follows the deployment's current build at
 // its next workflow task, replaying its history there (patched() and the committed histories
 // keep that safe).
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, watchWorkflow);
+declareVersioningBehavior('AUTO_UPGRADE', watchWorkflow);
