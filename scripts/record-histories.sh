@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `npm run record:histories [-- <fixture>... | all]`: records the workflow histories that
-# test/unit/replay.test.ts replays (test/fixtures/histories/<fixture>.json) from real runs on
-# the local stack: the integration test that drives each path writes its fixture when
-# AUTONODE_RECORD_HISTORY names it (test/support/histories.ts recordHistory).
+# test/unit/replay.test.ts replays (test/fixtures/histories/<fixture>.json) from real runs —
+# on the local stack (integration tests) or on Temporal's time-skipping server with scripted
+# activities (workflow tests, *-timeskipping): the test that drives each path writes its
+# fixture when AUTONODE_RECORD_HISTORY names it (test/support/histories.ts recordHistory).
 #
 #   no argument   the fixtures below that are not committed yet (a new path's first recording)
 #   <fixture>...  those, recorded again: only after a deliberate, patched() change — the old
@@ -30,6 +31,12 @@ declare -A file_of=(
   [enablement-enable]=enablement-gate
   [enablement-teardown]=enablement-gate
   [management-watch-gate-changes]=enablement-gate
+  # from the workflow tests on Temporal's time-skipping server (activities scripted)
+  [disruption-command-timeskipping]=workflow/disruption
+  [disruption-many-to-many-timeskipping]=workflow/disruption
+  [enablement-lifetime-timeskipping]=workflow/enablement-token
+  [enablement-teardown-only-timeskipping]=workflow/enablement-teardown
+  [management-watch-gate-change-timeskipping]=workflow/management-watch
 )
 dir=test/fixtures/histories
 
@@ -51,16 +58,28 @@ else
 fi
 
 mapfile -t sorted < <(printf '%s\n' "${wanted[@]}" | sort)
-files=()
-for f in "${sorted[@]}"; do files+=("test/integration/${file_of[$f]}.test.ts"); done
-mapfile -t files < <(printf '%s\n' "${files[@]}" | sort -u)
+integration=()
+workflow=()
+for f in "${sorted[@]}"; do
+  case ${file_of[$f]} in
+    workflow/*) workflow+=("test/${file_of[$f]}.test.ts") ;;
+    *) integration+=("test/integration/${file_of[$f]}.test.ts") ;;
+  esac
+done
 names=$(IFS=,; echo "${sorted[*]}")
 
-echo "[record] ${sorted[*]} from ${files[*]}"
+echo "[record] ${sorted[*]}"
 marker=$(mktemp)
 trap 'rm -f "$marker"' EXIT
 bash scripts/setup.sh
-AUTONODE_RECORD_HISTORY="$names" npx jest --selectProjects integration --runInBand --forceExit "${files[@]}"
+if [[ ${#workflow[@]} -gt 0 ]]; then
+  mapfile -t workflow < <(printf '%s\n' "${workflow[@]}" | sort -u)
+  AUTONODE_RECORD_HISTORY="$names" npx jest --selectProjects workflow --runInBand "${workflow[@]}"
+fi
+if [[ ${#integration[@]} -gt 0 ]]; then
+  mapfile -t integration < <(printf '%s\n' "${integration[@]}" | sort -u)
+  AUTONODE_RECORD_HISTORY="$names" npx jest --selectProjects integration --runInBand --forceExit "${integration[@]}"
+fi
 
 # a test that passed without reaching its recordHistory call wrote nothing: say so
 missing=()

@@ -80,6 +80,11 @@ describe('the replay gate fails on a nondeterministic change', () => {
     await expect(Worker.runReplayHistory({ workflowBundle }, historyOf(history))).rejects.toBeInstanceOf(DeterminismViolationError);
   }, 120_000);
 
+  it('disruption-many-to-many-timeskipping.json fails to replay once the command\'s validation step is removed', async () => {
+    const workflowBundle = await alteredWorkflowBundle({ edits: [{ file: 'workflows/disruption.ts', from: 'const valid = await act.validateCommand({ cluster, command, memory, batchMaxMs });', to: "const valid = { ok: true, reason: '' };" }] });
+    await expect(Worker.runReplayHistory({ workflowBundle }, historyOf('disruption-many-to-many-timeskipping.json'))).rejects.toBeInstanceOf(DeterminismViolationError);
+  }, 120_000);
+
   it('a change Temporal does not check (the nodeclaim waits a different length) still replays', async () => {
     const workflowBundle = await alteredWorkflowBundle({ edits: [{ file: 'workflows/nodeclaim.ts', from: 'resyncMs: durationToMs(t.resync) ?? 15_000', to: 'resyncMs: (durationToMs(t.resync) ?? 15_000) + 1' }] });
     await expect(Worker.runReplayHistory({ workflowBundle }, historyOf('nodeclaim-happy-path.json'))).resolves.toBeUndefined();
