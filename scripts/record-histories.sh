@@ -28,7 +28,6 @@ declare -A file_of=(
   [disruption-drift-replace]=disruption
   [disruption-consolidation-delete]=disruption
   [disruption-many-to-many]=disruption
-  [enablement-enable]=enablement-gate
   [enablement-teardown]=enablement-gate
   [management-watch-gate-changes]=enablement-gate
   # from the workflow tests on Temporal's time-skipping server (activities scripted)

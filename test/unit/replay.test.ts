@@ -69,11 +69,13 @@ describe('the replay gate fails on a nondeterministic change', () => {
   }, 120_000);
 
   // Each: a history recorded before a patch, and the edit that drops the patch (its new path
-  // taken by every run, the mistake patched() exists to prevent).
+  // taken by every run, the mistake patched() exists to prevent); and a revert.
   const droppedPatches: { history: string; what: string; edit: SourceEdit }[] = [
     { history: 'provisioner-batches.json', what: "patched('plan-then-create') dropped", edit: { file: 'workflows/provisioner.ts', from: "patched('plan-then-create')", to: 'true' } },
     { history: 'nodeclaim-v1-happy-path.json', what: 'patched(LIFECYCLE_AS_DATA) dropped', edit: { file: 'workflows/nodeclaim.ts', from: 'patched(LIFECYCLE_AS_DATA)', to: 'true' } },
     { history: 'watch-gc-failures-before-patch.json', what: "patched('surface-gc-failures') dropped", edit: { file: 'workflows/watch.ts', from: "patched('surface-gc-failures')", to: 'true' } },
+    // and the other way: the new path's history on code that went back to the old one
+    { history: 'provisioner-plan-then-create.json', what: "the plan-then-create path reverted", edit: { file: 'workflows/provisioner.ts', from: "patched('plan-then-create')", to: 'false' } },
   ];
   it.each(droppedPatches)('$history fails to replay with $what', async ({ history, edit }) => {
     const workflowBundle = await alteredWorkflowBundle({ edits: [edit] });
