@@ -61,6 +61,7 @@ export function registerDevCommand(program: Command): void {
                 `    kubectl --kubeconfig ${info.guest.kubeconfigPath} scale deployment inflate small --replicas 0   # empty nodes go (disruption, 10% at a time)`,
                 `    temporal workflow query --address ${info.temporal.address} -w autonode/${autonode.cluster.name}/disruption --type status${codecFlag}`,
                 `    kubectl --kubeconfig ${info.guest.kubeconfigPath} get events -A --field-selector source=karpenter`,
+                `    curl -s ${autonode.metricsUrl}/metrics | grep ^karpenter_   # Karpenter's metric names (docs/metrics.md)`,
                 `    kubectl --kubeconfig ${info.management.kubeconfigPath} get hostedclusters -n clusters -o yaml   # conditions, status.autoNode`,
                 `    temporal workflow query --address ${info.temporal.address} -w autonode/${autonode.cluster.name}/provisioner --type status${codecFlag}`,
                 `    npx autonode disable ${autonode.hostedCluster} --wait --kubeconfig ${info.management.kubeconfigPath}   # every node drained and terminated`,

@@ -4,6 +4,7 @@ import {
   continueAsNew,
   defineQuery,
   defineSignal,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
@@ -16,6 +17,7 @@ import type { DisruptionActivities, PodEventMemory } from '../activities/disrupt
 import type { MultiNodeSimulation, ProvisionerActivities } from '../activities/provisioner/activity';
 import { batchToCreate, type PlannedBatch } from '../core/provisioning/batch';
 import type { Blocked, ConsolidationDecision, DisruptionCommand } from '../core/disruption';
+import { decidedShape, type DecidedShape } from '../core/disruption/consolidate';
 import { ClusterRefSchema, TaskQueuesSchema, defaultTaskQueues, durationToMs, type ClusterRef, type TaskQueues } from '../core/lifecycle';
 import { AutoNodeCluster, AutoNodePhase } from './search-attributes';
 
@@ -81,6 +83,15 @@ const activities = (queue: string) =>
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
   });
 
+// a round reads the whole cluster (minutes at thousands of nodes): long, but heartbeating
+const roundActivities = (queue: string) =>
+  proxyActivities<Pick<DisruptionActivities, 'planRound' | 'validateCommand'>>({
+    taskQueue: queue,
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
+  });
+
 /**
  * One per cluster (`autonode/<cluster>/disruption`): every poll interval, a round decides
  * (Karpenter's methods in order; see core/disruption/round.ts), and a command found is
@@ -94,6 +105,7 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
   const cluster = ClusterRefSchema.parse(input.cluster);
   const taskQueues = TaskQueuesSchema.parse({ ...defaultTaskQueues, ...input.taskQueues });
   const act = activities(taskQueues.control);
+  const rounds = roundActivities(taskQueues.control);
   const packing = packingActivities(taskQueues.packing);
   const replacementTimeoutMs = durationToMs(input.replacementTimeout ?? '20m') ?? 1_200_000;
   const pollMs = durationToMs(input.pollInterval ?? '10s') ?? 10_000;
@@ -128,7 +140,7 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
    * are Initialized, and only then delete the candidates. A replacement that fails gives
    * the command up: the taints go, the candidates stay.
    */
-  async function carryOut(command: DisruptionCommand, simulated?: PlannedBatch): Promise<void> {
+  async function carryOut(command: DisruptionCommand, simulated?: PlannedBatch, decided?: DecidedShape): Promise<void> {
     let replacements: string[] = simulated?.claims.map((c) => c.name) ?? [];
     let planned: PlannedBatch | undefined = simulated;
     if (command.replace && planned === undefined) {
@@ -139,8 +151,13 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     }
     step(command, 'validating', replacements);
     await sleep(validationMs);
-    const valid = await act.validateCommand({ cluster, command, memory, batchMaxMs });
+    const valid = await rounds.validateCommand({ cluster, command, memory, batchMaxMs });
     if (!valid.ok) return done(command, 'abandoned', valid.reason);
+    // Karpenter re-simulates a consolidation after the delay: the same shape, or it is dropped
+    if (decided && patched('consolidation-revalidation')) {
+      const again = await packing.revalidateConsolidation({ cluster, taskQueues, batchId: uuid4(), unavailable: [], candidates: command.candidates.map(({ nodeClaim, node }) => ({ nodeClaim, node })), decided, ...settings });
+      if (!again.ok) return done(command, 'abandoned', again.reason);
+    }
     step(command, 'tainting', replacements);
     await act.startCommand({ cluster, command });
     if (planned && replacements.length > 0) {
@@ -172,13 +189,14 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
   }
 
   for (;;) {
-    const round = await act.planRound({ cluster, memory, batchMaxMs });
+    const round = await rounds.planRound({ cluster, memory, batchMaxMs });
     memory = round.memory;
     status.rounds++;
     status.lastRound = { at: stamp(), nodes: round.nodes, considered: round.considered };
     status.blocked = round.blocked;
     let command = round.command;
     let simulated: PlannedBatch | undefined;
+    let decided: DecidedShape | undefined;
     // Multi-node first (Karpenter's order): the longest worthwhile prefix of the candidates.
     const multi = round.multiNode ?? [];
     const multiKey = multi.map((c) => `${c.nodeClaim}=${memory[c.nodeClaim]?.pods ?? ''}`).join(',');
@@ -188,7 +206,8 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
       if (sim.decision.kind === 'reject') triedMulti = multiKey;
       else {
         const chosen = new Set(sim.candidates.map((c) => c.nodeClaim));
-        command = { method: 'consolidation', reason: 'Underutilized', candidates: multi.filter((c) => chosen.has(c.nodeClaim)), replace: sim.decision.kind !== 'delete', summary: consolidationSummary(sim.decision, chosen.size) };
+        command = { method: 'consolidation', reason: 'Underutilized', candidates: multi.filter((c) => chosen.has(c.nodeClaim)), replace: sim.decision.kind !== 'delete', summary: consolidationSummary(sim.decision, chosen.size, sim.lpBoundPerHour) };
+        decided = decidedShape(sim.decision);
         if (sim.decision.kind !== 'delete') simulated = sim.planned;
       }
     }
@@ -201,13 +220,14 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
           status.blocked.push({ nodeClaim: c.nodeClaim, method: 'consolidation', reason: sim.decision.reason });
           continue;
         }
-        command = { method: 'consolidation', reason: 'Underutilized', candidates: [c], replace: sim.decision.kind !== 'delete', summary: consolidationSummary(sim.decision, 1) };
+        command = { method: 'consolidation', reason: 'Underutilized', candidates: [c], replace: sim.decision.kind !== 'delete', summary: consolidationSummary(sim.decision, 1, sim.lpBoundPerHour) };
+        decided = decidedShape(sim.decision);
         if (sim.decision.kind !== 'delete') simulated = sim.planned;
         break;
       }
     }
     if (command) {
-      await carryOut(command, simulated);
+      await carryOut(command, simulated, decided);
       delete status.inFlight;
       // a command given up waits for the next poll: the same plan at once would fail the same way
       if (status.lastCommand?.outcome === 'abandoned') await condition(() => now, pollMs);
@@ -224,8 +244,11 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
   }
 }
 
-/** A consolidation command in words (status, Events): what goes, what comes, what it saves. */
-export function consolidationSummary(decision: Exclude<ConsolidationDecision, { kind: 'reject' }>, nodes: number): string {
+/**
+ * A consolidation command in words (status, Events): what goes, what comes, what it saves;
+ * a re-pack also says what its new nodes cost against the LP lower bound for the same pods.
+ */
+export function consolidationSummary(decision: Exclude<ConsolidationDecision, { kind: 'reject' }>, nodes: number, lpBoundPerHour?: number): string {
   const saves = `saves $${decision.savingsPerHour.toFixed(4)}/h`;
   const few = (names: readonly string[]) => `${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''}`;
   const what = nodes === 1 ? 'its pods' : `the pods of ${nodes} nodes`;
@@ -235,8 +258,15 @@ export function consolidationSummary(decision: Exclude<ConsolidationDecision, { 
     case 'replace':
       return `underutilized: ${what} fit one cheaper node (${few(decision.options)}) ${saves}`;
     case 'repack':
-      return `underutilized: ${what} re-packed into ${decision.claims.length} cheaper nodes (${few(decision.claims.map((c) => c.options[0] ?? '?'))}) ${saves}, at least $${decision.worstSavingsPerHour.toFixed(4)}/h`;
+      return `underutilized: ${what} re-packed into ${decision.claims.length} cheaper nodes (${few(decision.claims.map((c) => c.options[0] ?? '?'))}) ${saves}, at least $${decision.worstSavingsPerHour.toFixed(4)}/h${againstBound(decision.pricePerHour, lpBoundPerHour)}`;
   }
+}
+
+/** `; new nodes $0.2880/h, LP bound $0.2700/h (1.067×)`, or nothing without a bound. */
+function againstBound(pricePerHour: number, bound: number | undefined): string {
+  if (bound === undefined) return '';
+  const ratio = bound > 0 ? ` (${(pricePerHour / bound).toFixed(3)}×)` : '';
+  return `; new nodes $${pricePerHour.toFixed(4)}/h, LP bound $${bound.toFixed(4)}/h${ratio}`;
 }
 
 // ADR 0008: one run per cluster that never ends; it follows the deployment's current build at

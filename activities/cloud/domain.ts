@@ -37,6 +37,8 @@ export interface CloudInstance {
   imageId: string;
   state: LiveInstanceState;
   subnetId?: string;
+  /** the groups the instance has now (drift compares them with its node class's) */
+  securityGroupIds?: string[];
   privateDnsName?: string;
   privateIpAddresses: string[];
   /** ISO-8601; a string so the value is plain JSON */

@@ -18,6 +18,7 @@ export const Ec2InstanceSchema = z.object({
   LaunchTime: z.date(),
   InstanceLifecycle: z.string().optional(),
   SubnetId: z.string().optional(),
+  SecurityGroups: z.array(z.object({ GroupId: z.string() })).optional(),
   PrivateDnsName: z.string().optional(),
   PrivateIpAddress: z.string().optional(),
   NetworkInterfaces: z

@@ -30,6 +30,8 @@ export function toCloudInstance(instance: Ec2Instance): CloudInstance | undefine
     imageId: instance.ImageId,
     state,
     ...(instance.SubnetId ? { subnetId: instance.SubnetId } : {}),
+    // an instance in a VPC always has a group: none reported (moto's CreateFleet) is unknown, not "no groups"
+    ...(instance.SecurityGroups?.length ? { securityGroupIds: instance.SecurityGroups.map((g) => g.GroupId) } : {}),
     ...(instance.PrivateDnsName ? { privateDnsName: instance.PrivateDnsName } : {}),
     privateIpAddresses,
     launchTime: instance.LaunchTime.toISOString(),

@@ -1,11 +1,18 @@
+import { Context } from '@temporalio/activity';
 import { PolicyV1Api, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { normaliseDocument } from '../../core/api/normalise';
+import { type EC2NodeClass } from '../../core/api/ec2nodeclass';
 import { type NodePool } from '../../core/api/nodepool';
 import { StoredNodeClaimSchema, type StoredNodeClaim } from '../../core/api/nodeclaim';
 import {
   DO_NOT_DISRUPT,
+  NODECLASS_HASH_ANNOTATION,
+  NODECLASS_HASH_VERSION,
+  NODECLASS_HASH_VERSION_ANNOTATION,
   driftOf,
+  nodeClassHash,
+  type DriftFacts,
   consolidatableAt,
   disruptionRound,
   nominationWindowMs,
@@ -42,6 +49,8 @@ export interface DisruptionActivityDeps {
   now?: () => Date;
   /** how long a node class's resolution (AMIs, subnets, security groups) is reused before EC2 is asked again; default 60 s */
   nodeClassRefreshMs?: number;
+  /** how long the cluster's instance listing (each one's subnet and security groups, for drift) is reused; default 60 s */
+  instanceRefreshMs?: number;
   /** where disrupted claims are counted and each round's view of the cluster observed */
   metrics?: AutonodeMetrics;
 }
@@ -105,11 +114,53 @@ interface DriftSeen {
 const StoredClassSchema = z.object({
   metadata: z.object({ name: z.string(), deletionTimestamp: z.string().optional() }),
   spec: z.record(z.string(), z.unknown()),
-  status: z.object({ amis: z.array(z.object({ id: z.string() })).optional() }).optional(),
+  status: z.object({ amis: z.array(z.object({ id: z.string() })).optional(), subnets: z.array(z.object({ id: z.string() })).optional(), securityGroups: z.array(z.object({ id: z.string() })).optional() }).optional(),
 });
-const ClassStatusSchema = z.object({ metadata: z.object({ name: z.string() }), status: z.object({ amis: z.array(z.object({ id: z.string() })).optional() }).optional() });
+const ClassStatusSchema = z.object({
+  metadata: z.object({ name: z.string() }),
+  status: z
+    .object({
+      amis: z.array(z.object({ id: z.string() })).optional(),
+      subnets: z.array(z.object({ id: z.string() })).optional(),
+      securityGroups: z.array(z.object({ id: z.string() })).optional(),
+    })
+    .optional(),
+});
 
-export async function readRound(guest: KubeClients, now: Date, memory: PodEventMemory, batchMaxMs: number): Promise<{ input: RoundInput; memory: PodEventMemory; nodes: number; drifts: DriftSeen[]; snapshot: ClusterSnapshot }> {
+/** What a claim's instance is in now, by provider ID (the cloud's listing; drift compares it with the class). */
+export type InstanceFacts = ReadonlyMap<string, { subnetId?: string; securityGroupIds?: readonly string[] }>;
+
+/** A launched claim without the class hash autonode stamps (launched before it did, or by Karpenter): stamped with the hash now, as Karpenter re-stamps on a hash version change. */
+interface HashToStamp {
+  claim: StoredNodeClaim;
+  hash: string;
+}
+
+/** Each node class as drift sees it: its static hash (from the spec) and what its status says it resolves to. */
+function nodeClassFacts(raw: unknown): [string, NonNullable<DriftFacts['nodeClass']>] | undefined {
+  const c = ClassStatusSchema.safeParse(raw);
+  if (!c.success) return undefined;
+  const normalised = normaliseDocument(raw);
+  const model = normalised.status === 'ok' ? normalised.objects.find((o): o is EC2NodeClass => o.kind === 'EC2NodeClass') : undefined;
+  const status = c.data.status ?? {};
+  return [
+    c.data.metadata.name,
+    {
+      ...(model ? { hash: nodeClassHash(model), hashVersion: NODECLASS_HASH_VERSION } : {}),
+      amis: (status.amis ?? []).map((a) => a.id),
+      subnets: (status.subnets ?? []).map((x) => x.id),
+      securityGroups: (status.securityGroups ?? []).map((g) => g.id),
+    },
+  ];
+}
+
+export async function readRound(
+  guest: KubeClients,
+  now: Date,
+  memory: PodEventMemory,
+  batchMaxMs: number,
+  instances: InstanceFacts = new Map(),
+): Promise<{ input: RoundInput; memory: PodEventMemory; nodes: number; drifts: DriftSeen[]; toStamp: HashToStamp[]; snapshot: ClusterSnapshot }> {
   const policy = guest.config.makeApiClient(PolicyV1Api);
   const [claimsRaw, nodes, pods, pdbs, poolsRaw, classesRaw] = await Promise.all([
     guest.customObjects.listClusterCustomObject(nodeClaimsApi),
@@ -119,13 +170,11 @@ export async function readRound(guest: KubeClients, now: Date, memory: PodEventM
     guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools' }),
     guest.customObjects.listClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' }),
   ]);
-  // what each node class resolves to now (its status, written when it is resolved)
-  const amisOf = new Map(
-    ListSchema.parse(classesRaw).items.flatMap((raw) => {
-      const c = ClassStatusSchema.safeParse(raw);
-      return c.success ? [[c.data.metadata.name, (c.data.status?.amis ?? []).map((a) => a.id)] as const] : [];
-    }),
-  );
+  // each node class's hash, and what it resolves to now (its status, written when it is resolved)
+  const classFacts = new Map(ListSchema.parse(classesRaw).items.flatMap((raw) => {
+    const facts = nodeClassFacts(raw);
+    return facts ? [facts] : [];
+  }));
   const claims = ListSchema.parse(claimsRaw).items.map((c) => StoredNodeClaimSchema.parse(c));
   const nodeByName = new Map(nodes.items.map((n) => [n.metadata?.name ?? '', n]));
   const podsByNode = new Map<string, V1Pod[]>();
@@ -152,6 +201,7 @@ export async function readRound(guest: KubeClients, now: Date, memory: PodEventM
   const t = now.getTime();
   const nextMemory: PodEventMemory = {};
   const drifts: DriftSeen[] = [];
+  const toStamp: HashToStamp[] = [];
   const candidates: CandidateNode[] = [];
   for (const claim of claims) {
     const name = claim.metadata.name;
@@ -159,7 +209,12 @@ export async function readRound(guest: KubeClients, now: Date, memory: PodEventM
     const nodeName = claim.status?.nodeName;
     const node = nodeName ? nodeByName.get(nodeName) : undefined;
     const initialized = conditionTrue(claim, 'Initialized');
-    const deleting = claim.metadata.deletionTimestamp !== undefined || node?.metadata?.deletionTimestamp !== undefined;
+    // A claim whose own workflow ends its life (expireAfter, a node never Ready, a `disrupt`
+    // Update) drains before it deletes the claim; Karpenter deletes such a claim first. Its
+    // Drained condition (written only once the drain begins) says it is going: it counts
+    // against the budgets as Karpenter's MarkedForDeletion does, and is no candidate.
+    const ending = claim.status?.conditions?.some((c) => c.type === 'Drained') ?? false;
+    const deleting = claim.metadata.deletionTimestamp !== undefined || node?.metadata?.deletionTimestamp !== undefined || ending;
     const ready = node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
     const pool = poolName ? pools.get(poolName) : undefined;
     if (pool && initialized && !conditionTrue(claim, 'InstanceTerminating')) {
@@ -168,12 +223,22 @@ export async function readRound(guest: KubeClients, now: Date, memory: PodEventM
     }
     const onNode = nodeName ? (podsByNode.get(nodeName) ?? []) : [];
     const template = poolName ? templates.get(poolName) : undefined;
-    const amis = amisOf.get(claim.spec.nodeClassRef.name);
+    const nodeClass = classFacts.get(claim.spec.nodeClassRef.name);
+    const annotations = claim.metadata.annotations ?? {};
+    const providerId = claim.status?.providerID;
+    const instance = providerId ? instances.get(providerId) : undefined;
+    if (providerId && nodeClass?.hash !== undefined && annotations[NODECLASS_HASH_VERSION_ANNOTATION] !== NODECLASS_HASH_VERSION && claim.metadata.deletionTimestamp === undefined) toStamp.push({ claim, hash: nodeClass.hash });
     const drift = template
       ? driftOf({
-          claim: { annotations: claim.metadata.annotations ?? {}, labels: claim.metadata.labels ?? {}, ...(claim.status?.imageID ? { imageId: claim.status.imageID } : {}) },
+          claim: {
+            annotations,
+            labels: claim.metadata.labels ?? {},
+            ...(claim.status?.imageID ? { imageId: claim.status.imageID } : {}),
+            ...(instance?.subnetId ? { subnetId: instance.subnetId } : {}),
+            ...(instance?.securityGroupIds ? { securityGroupIds: instance.securityGroupIds } : {}),
+          },
           pool: template,
-          ...(amis ? { nodeClass: { amis, subnets: [], securityGroups: [] } } : {}),
+          ...(nodeClass ? { nodeClass } : {}),
         })
       : undefined;
     const driftedCondition = claim.status?.conditions?.find((c) => c.type === 'Drifted');
@@ -205,7 +270,23 @@ export async function readRound(guest: KubeClients, now: Date, memory: PodEventM
       pods: onNode.map((p) => candidatePod(p, pdbs.items)),
     });
   }
-  return { input: { now: t, nodes: candidates, pools }, memory: nextMemory, nodes: candidates.length, drifts, snapshot: summariseCluster({ nodes: nodes.items, pods: pods.items }) };
+  return { input: { now: t, nodes: candidates, pools }, memory: nextMemory, nodes: candidates.length, drifts, toStamp, snapshot: summariseCluster({ nodes: nodes.items, pods: pods.items }) };
+}
+
+/**
+ * A round's reads scale with the cluster (every claim, node, pod and PDB; one Event per
+ * blocked node): it heartbeats every 5 s, so the workflow can give it minutes and still
+ * learn within seconds that its worker died.
+ */
+async function beating<T>(stage: string, body: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  ctx.heartbeat({ stage });
+  const beat = setInterval(() => ctx.heartbeat({ stage }), 5_000);
+  try {
+    return await body();
+  } finally {
+    clearInterval(beat);
+  }
 }
 
 /** karpenter_nodeclaims_disrupted_total's reason: Karpenter's lower-cased disruption reason. */
@@ -229,6 +310,27 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
   const now = deps.now ?? (() => new Date());
   const forCluster = async (raw: unknown) => (await deps.resolve(ClusterRefSchema.parse(raw))).guest;
   const resolutions = new ResolutionCache(deps.nodeClassRefreshMs ?? 60_000);
+  const listings = new Map<string, { at: number; facts: InstanceFacts }>();
+
+  /**
+   * The cluster's instances by provider ID, with the subnet and security groups each is in
+   * now (Karpenter reads the instance too), listed at most once per refresh interval. A
+   * listing EC2 refuses leaves the last one (or none): subnet and group drift wait for it.
+   */
+  async function instanceFacts(cluster: ClusterRef): Promise<InstanceFacts> {
+    const cached = listings.get(cluster.name);
+    const t = now().getTime();
+    if (cached && t - cached.at < (deps.instanceRefreshMs ?? 60_000)) return cached.facts;
+    const { cloud } = await deps.resolve(cluster);
+    try {
+      const facts: InstanceFacts = new Map((await cloud.list()).map((i) => [i.providerId, { ...(i.subnetId ? { subnetId: i.subnetId } : {}), ...(i.securityGroupIds ? { securityGroupIds: i.securityGroupIds } : {}) }]));
+      listings.set(cluster.name, { at: t, facts });
+      return facts;
+    } catch (err) {
+      activityLog('warn', 'instance listing for drift failed; subnet and security-group drift wait', { cluster: cluster.name, error: err instanceof Error ? err.message : String(err) });
+      return cached?.facts ?? new Map();
+    }
+  }
 
   /**
    * Each EC2NodeClass's status says what it resolves to now: the AMI a release moved it to
@@ -246,8 +348,10 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
       const resolution = await resolutions.resolve(cluster.name, cloud, input.data).catch(() => undefined);
       // not resolvable now (throttled, unready): the launch path reports why; drift waits
       if (!resolution?.ready) continue;
-      const had = (stored.data.status?.amis ?? []).map((a) => a.id).sort().join(',');
-      const has = resolution.amis.map((a) => a.id).sort().join(',');
+      // written when what it resolves to moved: AMIs, subnets or security groups
+      const ids = (xs: readonly { id: string }[] | undefined) => (xs ?? []).map((x) => x.id).sort().join(',');
+      const had = [ids(stored.data.status?.amis), ids(stored.data.status?.subnets), ids(stored.data.status?.securityGroups)].join(';');
+      const has = [ids(resolution.amis), ids(resolution.subnets), ids(resolution.securityGroups)].join(';');
       if (had === has) continue;
       await recordNodeClassResolution(guest, stored.data.metadata.name, resolution, { nowIso: now().toISOString() }).catch((err: unknown) => {
         if (!isNotFound(err)) throw err;
@@ -256,13 +360,20 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
   }
 
   return {
-    async planRound(raw: PlanRoundInput): Promise<PlanRoundResult> {
-      const guest = await forCluster(raw.cluster);
-      await refreshNodeClasses(ClusterRefSchema.parse(raw.cluster));
-      const read = await readRound(guest, now(), raw.memory ?? {}, raw.batchMaxMs ?? 10_000);
+    planRound: (raw: PlanRoundInput): Promise<PlanRoundResult> => beating('round', async () => {
+      const cluster = ClusterRefSchema.parse(raw.cluster);
+      const guest = await forCluster(cluster);
+      await refreshNodeClasses(cluster);
+      const read = await readRound(guest, now(), raw.memory ?? {}, raw.batchMaxMs ?? 10_000, await instanceFacts(cluster));
       deps.metrics?.observeCluster(raw.cluster.name, read.snapshot);
-      // Drifted=True with the reason on each drifted claim (kubectl shows it), False when it no longer is
       const store = new NodeClaimStore(guest);
+      for (const { claim, hash } of read.toStamp) {
+        await store.annotate(claim, { [NODECLASS_HASH_ANNOTATION]: hash, [NODECLASS_HASH_VERSION_ANNOTATION]: NODECLASS_HASH_VERSION }).catch((err: unknown) => {
+          // changed meanwhile (409) or gone: the next round stamps it
+          if (!isNotFound(err) && !isConflict(err)) throw err;
+        });
+      }
+      // Drifted=True with the reason on each drifted claim (kubectl shows it), False when it no longer is
       for (const d of read.drifts.filter((x) => !x.known)) {
         const condition = d.drift ? { type: 'Drifted', status: 'True' as const, reason: d.drift.reason, message: d.drift.message } : { type: 'Drifted', status: 'False' as const, reason: 'NotDrifted', message: '' };
         await store.patchStatus(d.claim, { conditions: [condition] }, now().toISOString()).catch((err: unknown) => {
@@ -277,14 +388,15 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
         await event({ involvedObject: { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: b.nodeClaim }, type: 'Normal', reason: 'DisruptionBlocked', message: `Cannot disrupt NodeClaim: ${b.reason}` });
       }
       return { ...(round.command ? { command: round.command } : {}), ...(round.consolidate?.length ? { consolidate: round.consolidate } : {}), ...(round.multiNode?.length ? { multiNode: round.multiNode } : {}), considered: round.considered, blocked: round.blocked, memory: read.memory, nodes: read.nodes };
-    },
+    }),
 
-    async validateCommand(raw: { cluster: ClusterRef; command: DisruptionCommand; memory?: PodEventMemory; batchMaxMs?: number }): Promise<{ ok: true } | { ok: false; reason: string }> {
-      const guest = await forCluster(raw.cluster);
-      const command = CommandSchema.parse(raw.command);
-      const read = await readRound(guest, now(), raw.memory ?? {}, raw.batchMaxMs ?? 10_000);
-      return stillValid(command, read.input);
-    },
+    validateCommand: (raw: { cluster: ClusterRef; command: DisruptionCommand; memory?: PodEventMemory; batchMaxMs?: number }): Promise<{ ok: true } | { ok: false; reason: string }> =>
+      beating('validate', async () => {
+        const guest = await forCluster(raw.cluster);
+        const command = CommandSchema.parse(raw.command);
+        const read = await readRound(guest, now(), raw.memory ?? {}, raw.batchMaxMs ?? 10_000, await instanceFacts(ClusterRefSchema.parse(raw.cluster)));
+        return stillValid(command, read.input);
+      }),
 
     /** Taints every candidate node `karpenter.sh/disrupted:NoSchedule` and says so on each claim and node. */
     async startCommand(raw: { cluster: ClusterRef; command: DisruptionCommand }): Promise<void> {

@@ -15,6 +15,7 @@ import { type Condition } from '../../core/api';
 import { conditionSchema } from '../../core/api/primitives';
 import { RELEASE_METADATA_LABEL, releaseImagesFor, type ReleaseImages } from '../../core/enablement/release';
 import { validateAutoNode } from '../../core/hostedcluster';
+import { AUTONODE_NAMESPACE, autonodeKubeconfigSecret } from '../../core/hostedcluster/secrets';
 import { parseQuantity, toMilliUnits } from '../../core/scheduling/quantity';
 import { ClusterRefSchema, TaskQueuesSchema, defaultTaskQueues, disruptionWorkflowId, provisionerWorkflowId, setCondition, watchWorkflowId, type ConditionUpdate } from '../../core/lifecycle';
 import { type ClusterResolver } from '../cluster';
@@ -25,8 +26,8 @@ import { applyAll, autonodeKubeconfig, deleteAll, guestCrdManifests, guestRbacMa
 export const HOSTED_CLUSTERS = { group: 'hypershift.openshift.io', version: 'v1beta1', plural: 'hostedclusters' } as const;
 /** keeps a HostedCluster's deletion waiting until its instances are gone */
 export const ENABLEMENT_FINALIZER = 'autonode.io/enablement';
-/** where the local stack (and an operator without HyperShift's) keeps the release metadata ConfigMaps */
-export const RELEASE_METADATA_NAMESPACE = 'autonode-system';
+/** where the local stack (and an operator without HyperShift's) keeps the release metadata ConfigMaps: autonode's own namespace */
+export const RELEASE_METADATA_NAMESPACE = AUTONODE_NAMESPACE;
 /** The EC2NodeClass every enabled cluster has (the seeds' NodePools name it). */
 export const DEFAULT_NODE_CLASS = 'default';
 
@@ -37,7 +38,6 @@ export type HostedClusterRef = z.infer<typeof HostedClusterRefSchema>;
 export const adminKubeconfigSecret = (hc: HostedClusterRef) => ({ namespace: hc.namespace, name: `${hc.name}-admin-kubeconfig`, key: 'kubeconfig' });
 /** autonode's own guest identity, for the workers (ClusterRef.kubeconfigSecret) */
 export { autonodeKubeconfigSecret } from '../../core/hostedcluster/secrets';
-import { autonodeKubeconfigSecret } from '../../core/hostedcluster/secrets';
 /** the node bootstrap payload the enablement puts into every EC2NodeClass (HyperShift's ignition userData) */
 export const userDataSecret = (hc: HostedClusterRef) => ({ namespace: hc.namespace, name: `${hc.name}-autonode-user-data`, key: 'value' });
 
@@ -121,13 +121,13 @@ export function createEnablementActivities(deps: EnablementActivityDeps) {
       await applyAll(admin, guestRbacManifests());
       const { kubeconfig, expiresAt, renewAfter } = await autonodeKubeconfig(admin, deps.guestTokenSeconds, now);
       const ref = autonodeKubeconfigSecret(hc);
-      const owner = MetaSchema.parse(await readHostedCluster(hc)).metadata.uid;
+      // No ownerReference to the HostedCluster: it is in another namespace, and the garbage
+      // collector deletes a dependent whose owner is not in its own. The teardown deletes it.
       const body = {
         metadata: {
           name: ref.name,
           namespace: ref.namespace,
-          labels: { 'app.kubernetes.io/managed-by': 'autonode' },
-          ...(owner ? { ownerReferences: [{ apiVersion: `${HOSTED_CLUSTERS.group}/${HOSTED_CLUSTERS.version}`, kind: 'HostedCluster', name: hc.name, uid: owner }] } : {}),
+          labels: { 'app.kubernetes.io/managed-by': 'autonode', 'autonode.io/hosted-cluster-namespace': hc.namespace, 'autonode.io/hosted-cluster-name': hc.name },
         },
         type: 'Opaque',
         data: { [ref.key]: Buffer.from(kubeconfig, 'utf8').toString('base64') },

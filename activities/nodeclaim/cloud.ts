@@ -15,6 +15,7 @@ import {
 } from '../cloud';
 import { formatIssue, normaliseDocument, type EC2NodeClass } from '../../core/api';
 import { assertNever } from '../../core/assert';
+import { NODECLASS_HASH_ANNOTATION, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_ANNOTATION, nodeClassHash } from '../../core/disruption/drift';
 import { type InstanceType } from '../../core/instancetypes';
 import { catalogQueryFor } from '../../core/workloads/assemble';
 import { LabelKey } from '../../core/scheduling';
@@ -282,7 +283,12 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
       }
       const instance = launched(result.instance);
       const type = instanceTypes.find((t) => t.name === instance.instanceType);
-      let updated = await claims.annotate(claim, { [EXPECTED_NODE_NAME_ANNOTATION]: instance.privateDnsName });
+      // the class's static hash as launched: a later edit of it drifts this node (NodeClassDrift)
+      let updated = await claims.annotate(claim, {
+        [EXPECTED_NODE_NAME_ANNOTATION]: instance.privateDnsName,
+        [NODECLASS_HASH_ANNOTATION]: nodeClassHash(model.nodeClass),
+        [NODECLASS_HASH_VERSION_ANNOTATION]: NODECLASS_HASH_VERSION,
+      });
       // as Karpenter stamps a launched claim: the type's labels (arch, os, category, family,
       // generation, size, cpu, memory, …), then the offering's zone and capacity type
       updated = await claims.patchLabels(updated, {

@@ -7,7 +7,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { type Condition } from '../../core/api';
 import { conditionSchema } from '../../core/api/primitives';
 import { ClusterRefSchema, TaskQueuesSchema, setCondition, type ConditionUpdate, type NodeClaimWorkflowInput } from '../../core/lifecycle';
-import { type ConsolidationDecision, type ConsolidationSettings } from '../../core/disruption';
+import { sameShape, type ConsolidationDecision, type ConsolidationSettings, type DecidedShape } from '../../core/disruption';
 import { batchResult, batchToCreate, type BatchResult, type CreatedClaims, type PlannedBatch, type PoolStatus, claimManifest, type ClaimTemplate, type CompactClaim } from '../../core/provisioning';
 import { type ClusterResolver } from '../cluster';
 import { startNodeClaimLifecycle } from '../nodeclaim/start';
@@ -16,7 +16,8 @@ import { apiStatus, isConflict, isNotFound } from '../kube/errors';
 import { createEventSink, type EventSink } from '../kube/event-sink';
 import { createEventRecorder, type RecordEvent } from '../kube/events';
 import { ResolutionCache, cloudCatalog } from './catalog';
-import { multiNodeSearch, planView, simulateMove, withoutNodes, type PlanOptions, type Planning, type PodEventType } from './plan-view';
+import { multiNodeSearch, planView, simulateMove, withoutNodes, type MoveSimulationResult, type PlanOptions, type Planning, type PodEventType } from './plan-view';
+import { newNodesBound } from '../../core/packing/bound';
 import { createSolverThread, type SolverThread } from './solver-thread';
 import { validateKarpenterObjects } from './validate';
 import { readWorld, type World } from './world';
@@ -72,6 +73,8 @@ export interface MultiNodeSimulation {
   tried: { size: number; claims: number; pricePerHour: number; verdict: string }[];
   planned?: PlannedBatch;
   decision: ConsolidationDecision;
+  /** a re-pack's LP lower bound ($/h) for the same pods on the same remaining cluster */
+  lpBoundPerHour?: number;
 }
 
 /**
@@ -204,11 +207,18 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
   }
 
   /** The candidates' pods planned without them, judged, the plan narrowed to what the verdict keeps (plan-view.ts). */
-  async function simulateMoveOn(state: ReadPlanning, leaving: readonly { nodeClaim: string; node: string }[], settings: ConsolidationSettings): Promise<{ planned: PlannedBatch; decision: ConsolidationDecision }> {
-    // the solver's own plan stays here: the workflow's history carries only the compact batch
-    const { planned, decision } = await simulateMove(state, leaving, settings, planOptions(state.input.cluster.name, 'disruption'));
-    return { planned, decision };
+  async function simulateMoveOn(state: ReadPlanning, leaving: readonly { nodeClaim: string; node: string }[], settings: ConsolidationSettings): Promise<MoveSimulationResult> {
+    return simulateMove(state, leaving, settings, planOptions(state.input.cluster.name, 'disruption'));
   }
+
+  /**
+   * A re-pack's LP lower bound (core/packing/bound.ts `newNodesBound`): the pods its plan put
+   * on new nodes, on the types of the pools it opened — what no set of new nodes there can
+   * beat for them, reported beside the re-pack's price. Only for re-packs: the solver's own plan and input stay here; the
+   * workflow's history carries only the compact batch.
+   */
+  const withBound = ({ planned, decision, packing, plan }: MoveSimulationResult): { planned: PlannedBatch; decision: ConsolidationDecision; lpBoundPerHour?: number } =>
+    decision.kind === 'repack' && packing && plan ? { planned, decision, lpBoundPerHour: Math.round(newNodesBound(packing, plan) * 1e6) / 1e6 } : { planned, decision };
 
   const planBatch = (raw: ProvisionBatchInput) => planWith(raw, { controller: 'provisioner' });
 
@@ -229,9 +239,9 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
      * narrowed to the options the price rules kept (and to spot when forced), so what is
      * launched is what was judged cheaper.
      */
-    async simulateConsolidation(raw: ProvisionBatchInput & { nodeClaim: string; node: string; spotToSpot?: boolean; manyToMany?: { minSavings: number } }): Promise<{ planned: PlannedBatch; decision: ConsolidationDecision }> {
+    async simulateConsolidation(raw: ProvisionBatchInput & { nodeClaim: string; node: string; spotToSpot?: boolean; manyToMany?: { minSavings: number } }): Promise<{ planned: PlannedBatch; decision: ConsolidationDecision; lpBoundPerHour?: number }> {
       const state = await readPlanning(raw);
-      return simulateMoveOn(state, [{ nodeClaim: raw.nodeClaim, node: raw.node }], { spotToSpot: raw.spotToSpot ?? false, ...(raw.manyToMany ? { manyToMany: raw.manyToMany } : {}) });
+      return withBound(await simulateMoveOn(state, [{ nodeClaim: raw.nodeClaim, node: raw.node }], { spotToSpot: raw.spotToSpot ?? false, ...(raw.manyToMany ? { manyToMany: raw.manyToMany } : {}) }));
     },
     /**
      * Multi-node consolidation (multinodeconsolidation.go): the longest prefix of the
@@ -244,8 +254,21 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
       const settings = { spotToSpot: raw.spotToSpot ?? false, ...(raw.manyToMany ? { manyToMany: raw.manyToMany } : {}) };
       const search = await multiNodeSearch(raw.candidates, (prefix) => simulateMoveOn(state, prefix, settings));
       return search.best
-        ? { simulations: search.simulations, tried: search.tried, candidates: search.candidates, planned: search.best.planned, decision: search.best.decision }
+        ? { simulations: search.simulations, tried: search.tried, candidates: search.candidates, ...withBound(search.best), decision: search.best.decision }
         : { simulations: search.simulations, tried: search.tried, candidates: [], decision: { kind: 'reject', reason: search.reason ?? 'fewer than 2 candidates' } };
+    },
+    /**
+     * A consolidation command's validation (validation.go): after the delay, the same
+     * candidates simulated again over a fresh read must still give a command of the shape
+     * decided (core/disruption/consolidate.ts `sameShape`), or the command is dropped.
+     */
+    async revalidateConsolidation(
+      raw: ProvisionBatchInput & { candidates: { nodeClaim: string; node: string }[]; decided: DecidedShape; spotToSpot?: boolean; manyToMany?: { minSavings: number } },
+    ): Promise<{ ok: true } | { ok: false; reason: string }> {
+      const state = await readPlanning(raw);
+      const settings = { spotToSpot: raw.spotToSpot ?? false, ...(raw.manyToMany ? { manyToMany: raw.manyToMany } : {}) };
+      const { decision } = await simulateMoveOn(state, raw.candidates, settings);
+      return sameShape(raw.decided, decision);
     },
     createClaims,
     /** Both steps in one activity: the provisioner's histories from before `plan-then-create` still call it. */

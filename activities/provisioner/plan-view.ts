@@ -129,7 +129,7 @@ export function assembleView(state: Planning, options: Pick<PlanOptions, 'view' 
  * templates and option lists once each). `plan` is the solver's own, with every pod's
  * placement (undefined when nothing waited); the activity returns only `planned`.
  */
-export async function planView(state: Planning, options: PlanOptions): Promise<{ planned: PlannedBatch; plan?: Plan }> {
+export async function planView(state: Planning, options: PlanOptions): Promise<{ planned: PlannedBatch; plan?: Plan; packing?: PackingInput }> {
   options.heartbeat?.('plan');
   const started = Date.now();
   const { planned, usablePools, statusAfter, packing } = assembleView(state, options);
@@ -172,7 +172,7 @@ export async function planView(state: Planning, options: PlanOptions): Promise<{
   planned.templates = [...templates.values()];
   planned.optionLists = optionLists.lists;
   planned.pricePerHour = Math.round(planned.pricePerHour * 1e6) / 1e6;
-  return { planned, plan };
+  return { planned, plan, packing };
 }
 
 /** Every instance type the catalogs offer, with its offerings and prices: what consolidation's price rules compare. */
@@ -187,6 +187,8 @@ export interface MoveSimulationResult {
   decision: ConsolidationDecision;
   /** the solver's plan: where every moving pod goes (undefined when nothing had to move) */
   plan?: Plan;
+  /** what the solver was given (the moving pods, the rest of the cluster): for the LP bound of a re-pack */
+  packing?: PackingInput;
 }
 
 /**
@@ -201,7 +203,7 @@ export async function simulateMove(
   options: Omit<PlanOptions, 'view' | 'tell'>,
 ): Promise<MoveSimulationResult> {
   const nodes = new Set(leaving.map((c) => c.node));
-  const { planned, plan } = await planView(state, { ...options, view: (world) => withoutNodes(world, nodes) });
+  const { planned, plan, packing } = await planView(state, { ...options, view: (world) => withoutNodes(world, nodes) });
   const types = replacementOptions(state.typesByClass);
   const claims = new Map(state.world.nodeClaims.map((c) => [c.metadata.name, c]));
   const priceOf = (name: string): ReplacedNode | undefined => {
@@ -231,7 +233,7 @@ export async function simulateMove(
     );
   }
   if (decision.kind === 'repack') planned.pricePerHour = decision.pricePerHour;
-  return { planned, decision, ...(plan ? { plan } : {}) };
+  return { planned, decision, ...(plan ? { plan } : {}), ...(packing ? { packing } : {}) };
 }
 
 export interface MultiNodeSearch<T> {

@@ -124,3 +124,48 @@ export function repackDecision(
     pricePerHour: best,
   };
 }
+
+/** What a consolidation command was decided on: kept until its validation re-simulates it. */
+export type DecidedShape = { kind: 'delete' } | { kind: 'replace'; options: readonly string[] } | { kind: 'repack'; claims: number; savingsPerHour: number };
+
+export function decidedShape(decision: Exclude<ConsolidationDecision, { kind: 'reject' }>): DecidedShape {
+  switch (decision.kind) {
+    case 'delete':
+      return { kind: 'delete' };
+    case 'replace':
+      return { kind: 'replace', options: decision.options };
+    case 'repack':
+      return { kind: 'repack', claims: decision.claims.length, savingsPerHour: decision.savingsPerHour };
+  }
+}
+
+/**
+ * Karpenter's validation (validation.go), after the command waited its delay: the same
+ * candidates simulated again must give a command of the same shape, or the cluster moved
+ * under it and the command is dropped. A delete must still be a delete; a replacement must
+ * still be one node whose options are a subset of the command's (nothing dearer crept in).
+ * Beyond Karpenter, a re-pack must still be worth it (not rejected), need no more new nodes
+ * and save at least what it was decided on; a plain delete or a single replacement that
+ * saves as much also passes (the cluster only got easier).
+ */
+export function sameShape(decided: DecidedShape, now: ConsolidationDecision): { ok: true } | { ok: false; reason: string } {
+  const fail = (reason: string) => ({ ok: false as const, reason: `re-simulated after the validation delay: ${reason}` });
+  if (now.kind === 'reject') return fail(now.reason);
+  switch (decided.kind) {
+    case 'delete':
+      return now.kind === 'delete' ? { ok: true } : fail(`its pods now need ${now.kind === 'replace' ? 'a new node' : `${now.claims.length} new nodes`}; it was a delete`);
+    case 'replace': {
+      if (now.kind !== 'replace') return fail(now.kind === 'delete' ? 'it is now a delete, not the replacement decided' : `its pods now need ${now.claims.length} new nodes, not one`);
+      const allowed = new Set(decided.options);
+      const extra = now.options.filter((o) => !allowed.has(o));
+      return extra.length === 0 ? { ok: true } : fail(`the replacement now needs ${extra.slice(0, 3).join(', ')}${extra.length > 3 ? ', …' : ''}, not among the options decided`);
+    }
+    case 'repack': {
+      const claims = now.kind === 'delete' ? 0 : now.kind === 'replace' ? 1 : now.claims.length;
+      if (claims > decided.claims) return fail(`its pods now need ${claims} new nodes, more than the ${decided.claims} decided`);
+      // $0.000001/h of slack: prices are rounded to 1e-6 on the way through
+      if (now.savingsPerHour + 1e-6 < decided.savingsPerHour) return fail(`it now saves ${dollars(now.savingsPerHour)}, less than the ${dollars(decided.savingsPerHour)} decided`);
+      return { ok: true };
+    }
+  }
+}

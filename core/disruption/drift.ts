@@ -1,5 +1,6 @@
+import { AMI_FAMILIES, type EC2NodeClass } from '../api/ec2nodeclass';
 import { compatible, requirementsFromLabels, type Requirements } from '../scheduling/requirements';
-import { NODEPOOL_HASH_ANNOTATION, NODEPOOL_HASH_VERSION_ANNOTATION } from '../provisioning/nodeclaims';
+import { canonicalJson, fnv1a64, NODEPOOL_HASH_ANNOTATION, NODEPOOL_HASH_VERSION_ANNOTATION } from '../provisioning/nodeclaims';
 
 // Drift (karpenter.md §1.5 "Drift method", §2.7): a claim whose NodePool template, node
 // class or resolved cloud resources moved on since it launched. Pure; the activity gathers
@@ -8,8 +9,28 @@ import { NODEPOOL_HASH_ANNOTATION, NODEPOOL_HASH_VERSION_ANNOTATION } from '../p
 
 export const NODECLASS_HASH_ANNOTATION = 'karpenter.k8s.aws/ec2nodeclass-hash';
 export const NODECLASS_HASH_VERSION_ANNOTATION = 'karpenter.k8s.aws/ec2nodeclass-hash-version';
+/**
+ * autonode's own version of the class hash: Karpenter's (v6) hashes with another function,
+ * so a claim Karpenter stamped reads as "another version" — re-stamped, never drifted.
+ */
+export const NODECLASS_HASH_VERSION = 'autonode-1';
 
-export type DriftReasonCode = 'NodePoolDrifted' | 'RequirementsDrifted' | 'AMIDrift' | 'SubnetDrift' | 'SecurityGroupDrift' | 'NodeClassDrifted';
+/**
+ * The EC2NodeClass's static-drift hash (Karpenter's `EC2NodeClass.Hash`): the spec as the
+ * provisioner reads it (v1 defaults applied, so spelling a default out is no change) less
+ * what dynamic drift judges by its resolved IDs — the AMI, subnet and security-group
+ * selector terms — plus the AMI family they resolve to. So userData, tags, block devices,
+ * metadata options, role or instance profile, kubelet, monitoring and public-IP changes
+ * drift the class's nodes (`NodeClassDrift`); a release that moves userData does too.
+ */
+export function nodeClassHash(nodeClass: EC2NodeClass): string {
+  const { amiSelectorTerms, subnetSelectorTerms: _subnets, securityGroupSelectorTerms: _groups, amiFamily, ...rest } = nodeClass.spec;
+  const alias = amiSelectorTerms.find((t) => t.alias !== undefined)?.alias;
+  const aliasFamily = alias === undefined ? undefined : AMI_FAMILIES.find((f) => f.toLowerCase() === alias.split('@')[0]?.toLowerCase());
+  return fnv1a64(canonicalJson({ ...rest, amiFamily: amiFamily ?? aliasFamily ?? '' })).toString();
+}
+
+export type DriftReasonCode = 'NodePoolDrifted' | 'RequirementsDrifted' | 'AMIDrift' | 'SubnetDrift' | 'SecurityGroupDrift' | 'NodeClassDrift';
 
 export interface DriftFacts {
   claim: {
@@ -54,7 +75,7 @@ export function driftOf(f: DriftFacts): Drift | undefined {
   }
   const classHash = f.claim.annotations[NODECLASS_HASH_ANNOTATION];
   if (classHash !== undefined && nc.hash !== undefined && f.claim.annotations[NODECLASS_HASH_VERSION_ANNOTATION] === nc.hashVersion && classHash !== nc.hash) {
-    return { reason: 'NodeClassDrifted', message: `the EC2NodeClass changed (hash ${classHash} → ${nc.hash})` };
+    return { reason: 'NodeClassDrift', message: `the EC2NodeClass changed (hash ${classHash} → ${nc.hash})` };
   }
   return undefined;
 }

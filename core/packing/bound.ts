@@ -27,6 +27,8 @@
 import { Dims, gcd, lessOrEqual as fits, subtract, type Vec } from './dims';
 import { solveFluid } from './fluid';
 import type { PackingInput } from './input';
+import type { Plan } from './plan';
+import { buildPools } from './pools';
 
 export interface Shape {
   readonly requests: Vec;
@@ -322,4 +324,30 @@ function simplexGrid(dimensions: number, steps: number): number[][] {
   };
   if (dimensions > 0) visit([], steps);
   return points;
+}
+
+/**
+ * The bound for what a plan's new nodes cost: the pods it put on new NodeClaims, on the
+ * types the pools it opened them in may launch (each pool's requirements applied to its
+ * types, zones and capacity types), with no existing capacity. No set of new nodes in those
+ * pools holds those pods for less. Against `lowerBound` over the whole input it does not
+ * let a pod use a pool it cannot (a spot-only pool, another team's taints) or another
+ * node's free room, which made that bound uninformative for one command's pods.
+ */
+export function newNodesBound(input: PackingInput, plan: Plan): number {
+  const placed = new Set(plan.nodeClaims.flatMap((c) => c.pods));
+  if (placed.size === 0) return 0;
+  const opened = input.nodePools.filter((p) => plan.nodeClaims.some((c) => c.nodePool === p.name));
+  // the pool model only decides which types and offerings each pool admits; sizes are not used here
+  const admitted = new Map(buildPools(opened, new Dims(['pods']), []).map((pool) => [pool.name, new Map(pool.types.map((t) => [t.name, t.offerings]))]));
+  const nodePools = opened.map((pool) => {
+    const types = admitted.get(pool.name) ?? new Map();
+    return {
+      ...pool,
+      instanceTypes: pool.instanceTypes
+        .filter((t) => types.has(t.name))
+        .map((t) => ({ ...t, offerings: t.offerings.filter((o) => o.available && (types.get(t.name) ?? []).some((a: { zone: string; capacityType: string }) => a.zone === o.zone && a.capacityType === o.capacityType)) })),
+    };
+  });
+  return lowerBound({ ...input, pods: input.pods.filter((p) => placed.has(`${p.namespace}/${p.name}`)), nodePools, existingNodes: [], inFlightClaims: [] });
 }

@@ -11,7 +11,9 @@ import { readFileSync } from 'node:fs';
 import { LOCAL_RELEASE_IMAGE, createLocalHostedCluster } from './hosted-cluster';
 import { enablementWorkflowId, provisionerWorkflowId, watchWorkflowId, type ClusterRef } from '../../core/lifecycle';
 import { connectClient, connectWorker } from '../../workers/temporal-connection';
-import { createAutonodeWorkers, runWorkers } from '../../workers/workers';
+import { createAutonodeWorkers, runWorkers, workersReadiness } from '../../workers/workers';
+import { createAutonodeMetrics } from '../../activities/metrics';
+import { startMetricsServer } from '../../workers/metrics-server';
 import { parseFeatureGates } from '../../workers/feature-gates';
 import { startManagementWatch } from '../../workers/management-watch';
 import { MANAGEMENT_WATCH_WORKFLOW_ID } from '../../core/enablement/management-watch';
@@ -28,6 +30,8 @@ export interface DevAutonode {
   nodePoolName: string;
   /** payload encryption: the keyring file and the codec server, when on */
   payloadCodec: Pick<DevPayloadCodec, 'keysFile' | 'endpoint'> | undefined;
+  /** the workers' /metrics, /healthz and /readyz (as a deployed worker serves them) */
+  metricsUrl: string;
   stop(): Promise<void>;
 }
 
@@ -81,10 +85,13 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
   const dataConverter = codec?.dataConverter ?? {};
   const connection: NativeConnection = await connectWorker(temporal);
   const client: Client = await connectClient(temporal, { dataConverter });
+  // Karpenter-named metrics, as workers/main.ts serves them (docs/metrics.md)
+  const metrics = createAutonodeMetrics({ processMetrics: true });
   const workers = await createAutonodeWorkers({
     connection,
     client,
     dataConverter,
+    metrics,
     namespace: temporal.namespace,
     // production wiring: the guest through the Secret enablement writes (autonode's own,
     // least-privileged identity), EC2 through the cluster's role
@@ -94,6 +101,8 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
   });
   const running = runWorkers(workers);
   log('workers polling autonode-control, autonode-cloud and autonode-packing');
+  const metricsServer = await startMetricsServer({ registry: metrics.registry, readiness: () => workersReadiness(workers), port: 0, host: '127.0.0.1' });
+  log(`metrics ${metricsServer.url}/metrics (and /healthz, /readyz)`);
   // as workers/main.ts does: AUTONODE_FEATURE_GATES=Autoprovision=true lets spec.autoNode alone enable a cluster
   const { Autoprovision } = parseFeatureGates(process.env.AUTONODE_FEATURE_GATES, 'AUTONODE_FEATURE_GATES');
   await startManagementWatch(client, { autoprovision: Autoprovision });
@@ -152,7 +161,9 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
     nodeClassName: 'default',
     nodePoolName: 'spot-example',
     payloadCodec: codec ? { keysFile: codec.keysFile, endpoint: codec.endpoint } : undefined,
+    metricsUrl: metricsServer.url,
     stop: async () => {
+      await metricsServer.close();
       await fleet.stop();
       // The stack stops with autonode: end the cluster's workflows rather than making the
       // workers' shutdown wait out their grace time (a real disable is `autonode disable`).

@@ -85,6 +85,38 @@ export async function writeIdentityKubeconfig(options: {
   return options.path;
 }
 
+/**
+ * An audit policy that records, at Metadata level (who, verb, resource, namespace, name,
+ * response code and the authorizer's decision — never a body), every request made by a
+ * ServiceAccount, and nothing else. On the management cluster only autonode's workers
+ * running as their ServiceAccount (test/integration/worker-rbac.test.ts) are
+ * ServiceAccounts — the stack's own clients use certificates — so the log costs nothing
+ * in every other run. RequestReceived is left out: ResponseStarted/ResponseComplete carry
+ * the same and the outcome.
+ */
+export const SERVICE_ACCOUNT_AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+  - level: Metadata
+    userGroups: ["system:serviceaccounts"]
+  - level: None
+`;
+
+export interface ApiserverAudit {
+  /** JSON lines, one audit.k8s.io/v1 Event each */
+  logPath: string;
+  policyPath: string;
+}
+
+/** Writes SERVICE_ACCOUNT_AUDIT_POLICY beside `logPath` and returns where both go. */
+export function serviceAccountAudit(dir: string, name: string): ApiserverAudit {
+  mkdirSync(dir, { recursive: true });
+  const policyPath = join(dir, `${name}-audit-policy.yaml`);
+  writeFileSync(policyPath, SERVICE_ACCOUNT_AUDIT_POLICY);
+  return { logPath: join(dir, `${name}-audit.log`), policyPath };
+}
+
 export function kubeApiserver(options: {
   name: string;
   binary: string;
@@ -93,8 +125,15 @@ export function kubeApiserver(options: {
   etcdUrl: string;
   etcdPrefix: string;
   logDir: string;
+  /** the API server's own record of requests (serviceAccountAudit) */
+  audit?: ApiserverAudit;
 }): ManagedProcess {
   const { pki, port } = options;
+  // Blocking mode (the log backend's default, said here because it matters): an event is
+  // written before its response is sent, so a client that got its answer finds it in the log.
+  const audit = options.audit
+    ? [`--audit-policy-file=${options.audit.policyPath}`, `--audit-log-path=${options.audit.logPath}`, '--audit-log-format=json', '--audit-log-mode=blocking', '--audit-log-maxsize=100', '--audit-log-maxbackup=1']
+    : [];
   const server = `https://127.0.0.1:${port}`;
   return new ManagedProcess({
     name: options.name,
@@ -125,6 +164,7 @@ export function kubeApiserver(options: {
       '--max-requests-inflight=0',
       '--max-mutating-requests-inflight=0',
       '--profiling=false',
+      ...audit,
       '--v=1',
     ],
     logFile: join(options.logDir, `${options.name}.log`),

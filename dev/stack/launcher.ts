@@ -6,7 +6,7 @@ import { reapOrphanedStacks } from './reap';
 import { installManagementCrds } from '../autonode/crds';
 
 const stackDirPrefix = 'autonode-stack-';
-import { createClusterPki, kubeApiserver, writeIdentityKubeconfig, type ClusterPki } from './control-plane';
+import { createClusterPki, kubeApiserver, serviceAccountAudit, writeIdentityKubeconfig, type ClusterPki } from './control-plane';
 import { freePortsFor } from './ports';
 import { answers200 } from './probes';
 import { ManagedProcess } from './process';
@@ -107,7 +107,10 @@ export async function startStack(options: StartStackOptions = {}): Promise<Local
     const managementServer = `https://127.0.0.1:${ports.managementApi}`;
     const guestServer = `https://127.0.0.1:${ports.guestApi}`;
     // Both API servers start together: each takes 10-30 s on 2 cores, mostly waiting.
-    const managementApiserver = kubeApiserver({ name: 'kube-apiserver-management', binary: binaries.kubeApiserver, pki: managementPki, port: ports.managementApi, etcdUrl, etcdPrefix: '/management', logDir });
+    // the management API server keeps an audit log of ServiceAccounts' requests: what the
+    // workers' own identity did there, and whether RBAC let it (worker-rbac.test.ts)
+    const managementAudit = serviceAccountAudit(logDir, 'kube-apiserver-management');
+    const managementApiserver = kubeApiserver({ name: 'kube-apiserver-management', binary: binaries.kubeApiserver, pki: managementPki, port: ports.managementApi, etcdUrl, etcdPrefix: '/management', logDir, audit: managementAudit });
     const guestApiserver = kubeApiserver({ name: 'kube-apiserver-guest', binary: binaries.kubeApiserver, pki: guestPki, port: ports.guestApi, etcdUrl, etcdPrefix: '/guest', logDir });
     await Promise.all([run(managementApiserver), run(guestApiserver)]);
 
@@ -146,7 +149,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<Local
       dir,
       temporal: { address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl, managed: temporal.managed },
       ec2: { endpoint: `http://127.0.0.1:${ports.moto}`, region },
-      management: { name: 'management', server: managementServer, kubeconfigPath: managementKubeconfig, etcdPrefix: '/management' },
+      management: { name: 'management', server: managementServer, kubeconfigPath: managementKubeconfig, etcdPrefix: '/management', auditLogPath: managementAudit.logPath },
       guest: {
         name: 'guest',
         server: guestServer,

@@ -7,6 +7,8 @@ export const ClusterEndpointSchema = z.object({
   kubeconfigPath: z.string(),
   /** etcd key prefix: both clusters share one etcd. */
   etcdPrefix: z.string(),
+  /** the API server's audit log (ServiceAccounts' requests, Metadata level), when it keeps one */
+  auditLogPath: z.string().optional(),
 });
 export type ClusterEndpoint = z.infer<typeof ClusterEndpointSchema>;
 

@@ -3,7 +3,7 @@
 // nodes — no more at once than the NodePool's budget allows, never a node carrying
 // karpenter.sh/do-not-disrupt — and their instances are terminated.
 import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { DescribeImagesCommand } from '@aws-sdk/client-ec2';
+import { CreateSecurityGroupCommand, DeleteSecurityGroupCommand, DescribeImagesCommand, DescribeInstancesCommand, DescribeLaunchTemplatesCommand, DescribeLaunchTemplateVersionsCommand, ModifyInstanceAttributeCommand } from '@aws-sdk/client-ec2';
 import { disruptionWorkflowId } from '../../core/lifecycle';
 import { type DisruptionStatus } from '../../workflows/disruption';
 import { watchWorkflowId } from '../../workflows/watch';
@@ -228,6 +228,71 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
     }
   });
 
+  it('an EC2NodeClass edit drifts its nodes: other security groups (SecurityGroupDrift), then new tags (NodeClassDrift); each node replaced', async () => {
+    const name = `ncd-${lh.id}`;
+    const classes = { group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' } as const;
+    const base = (await lh.guest.customObjects.getClusterCustomObject({ ...classes, name: lh.nodeClassName })) as { spec: Record<string, unknown> };
+    await lh.guest.customObjects.createClusterCustomObject({ ...classes, body: { apiVersion: 'karpenter.k8s.aws/v1', kind: 'EC2NodeClass', metadata: { name }, spec: base.spec } });
+    const group = await lh.h.direct.send(new CreateSecurityGroupCommand({ GroupName: `ncd-${lh.id}`, Description: 'the class moves to this group', VpcId: lh.h.fixtures.vpcId }));
+    const groupsOf = async (providerId: string) => {
+      const id = providerId.split('/').pop()!;
+      const out = await lh.h.direct.send(new DescribeInstancesCommand({ InstanceIds: [id] }));
+      return (out.Reservations?.[0]?.Instances?.[0]?.SecurityGroups ?? []).map((g) => g.GroupId).sort();
+    };
+    const driftedBy = async (claimName: string, reason: string) =>
+      eventually(`Drifted=True (${reason}) on ${claimName}`, async () => {
+        const claim = (await claimsOf(name)).find((c) => c.metadata.name === claimName);
+        return claim?.status?.conditions?.some((x) => x.type === 'Drifted' && x.status === 'True' && x.reason === reason) ? true : undefined;
+      }, 120_000);
+    const replacedFor = async (old: string) =>
+      eventually(`${old} replaced`, async () => {
+        const all = await claimsOf(name);
+        const pods = (await lh.guest.core.listNamespacedPod({ namespace, labelSelector: 'app=ncd' })).items;
+        return all.length === 1 && all[0]!.metadata.name !== old && initialized(all[0]!) && pods.length === 1 && pods[0]!.status?.phase === 'Running' && pods[0]!.spec?.nodeName === all[0]!.status?.nodeName ? all[0]! : undefined;
+      }, 240_000);
+    try {
+      await createPool(name, { consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never', budgets: [{ nodes: '1' }] }, {}, { nodeClass: name });
+      await deploy('ncd', 1, name);
+      const [first] = await eventually('one initialized node', async () => {
+        const all = await claimsOf(name);
+        return all.length === 1 && all.every(initialized) ? all : undefined;
+      }, 240_000);
+      expect(first!.metadata.annotations?.['karpenter.k8s.aws/ec2nodeclass-hash']).toBeDefined();
+      // EC2 gives a fleet's instance its launch template's groups; moto 5.2.5's CreateFleet
+      // does not (none reported reads as unknown, not drift): set them as EC2 would have
+      const firstId = first!.status!.providerID!.split('/').pop()!;
+      await lh.h.direct.send(new ModifyInstanceAttributeCommand({ InstanceId: firstId, Groups: [lh.h.fixtures.securityGroupId] }));
+      expect(await groupsOf(first!.status!.providerID!)).toEqual([lh.h.fixtures.securityGroupId]);
+      await startDisruption();
+
+      // the class now selects another group: the running instance is in the old one
+      await lh.guest.customObjects.patchClusterCustomObject({ ...classes, name, body: { spec: { securityGroupSelectorTerms: [{ id: group.GroupId }] } } }, mergePatch);
+      await driftedBy(first!.metadata.name, 'SecurityGroupDrift');
+      const second = await replacedFor(first!.metadata.name);
+      // the replacement launched from a template carrying the class's new group
+      const templates = (await lh.h.direct.send(new DescribeLaunchTemplatesCommand({}))).LaunchTemplates ?? [];
+      const ofClass = templates.filter((t) => t.Tags?.some((tag) => tag.Key === 'karpenter.k8s.aws/ec2nodeclass' && tag.Value === name));
+      expect(ofClass.length).toBeGreaterThan(0);
+      const groupsInTemplates = await Promise.all(
+        ofClass.map(async (t) => (await lh.h.direct.send(new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: t.LaunchTemplateId, Versions: ['$Latest'] }))).LaunchTemplateVersions?.[0]?.LaunchTemplateData?.SecurityGroupIds ?? []),
+      );
+      expect(groupsInTemplates).toContainEqual([group.GroupId]);
+
+      // a static field of the class (as a release's new ignition would): the node class hash moves
+      await lh.guest.customObjects.patchClusterCustomObject({ ...classes, name, body: { spec: { tags: { release: 'next' } } } }, mergePatch);
+      await driftedBy(second.metadata.name, 'NodeClassDrift');
+      const third = await replacedFor(second.metadata.name);
+      expect(third.metadata.annotations?.['karpenter.k8s.aws/ec2nodeclass-hash']).not.toBe(second.metadata.annotations?.['karpenter.k8s.aws/ec2nodeclass-hash']);
+    } finally {
+      await apps.deleteNamespacedDeployment({ namespace, name: 'ncd' }).catch(() => undefined);
+      await lh.guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name }).catch(() => undefined);
+      for (const c of await claimsOf(name)) await lh.claims.delete(c.metadata.name);
+      await eventually('the class-drift pool’s claims gone', async () => ((await claimsOf(name)).length === 0 ? true : undefined), 180_000).catch(() => undefined);
+      await lh.guest.customObjects.deleteClusterCustomObject({ ...classes, name }).catch(() => undefined);
+      await lh.h.direct.send(new DeleteSecurityGroupCommand({ GroupId: group.GroupId })).catch(() => undefined);
+    }
+  });
+
   it('an underused node whose pods fit on the others is consolidated away (delete)', async () => {
     const name = `frag-${lh.id}`;
     // m5.xlarge: two 1500m pods per 4-vCPU node
@@ -299,6 +364,13 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
     }, 60_000);
     expect(status.lastCommand).toEqual(expect.objectContaining({ outcome: 'done', command: expect.objectContaining({ method: 'consolidation', replace: true, summary: expect.stringContaining('the pods of 4 nodes re-packed into 2 cheaper nodes') }) }));
     expect(status.lastCommand!.command.candidates.map((c) => c.nodeClaim).sort()).toEqual(before.map((c) => c.metadata.name).sort());
+    // the re-pack's price against the LP bound for the same four pods: never below it
+    const said = /new nodes \$([0-9.]+)\/h, LP bound \$([0-9.]+)\/h/.exec(status.lastCommand!.command.summary);
+    expect(said).not.toBeNull();
+    const [price, bound] = [Number(said![1]), Number(said![2])];
+    expect(bound).toBeGreaterThan(0);
+    expect(bound).toBeLessThanOrEqual(price);
+    console.log(`many-to-many: ${status.lastCommand!.command.summary}`);
     // the multi-node simulation round and its many-to-many command
     await recordDisruption('disruption-many-to-many', ['simulateMultiNodeConsolidation', 'startCommand', 'createClaims', 'replacementsState', 'deleteCandidates']);
   });

@@ -159,7 +159,7 @@ describe('enablement and teardown survive a SIGKILLed worker (real process, real
     // the step the kill interrupted ran again (a second attempt), and left one finalizer and one identity
     expect(Math.max(...(await startedAttempts('enableGuest')))).toBeGreaterThanOrEqual(2);
     expect((await readHc()).metadata.finalizers?.filter((f) => f === 'autonode.io/enablement')).toEqual(['autonode.io/enablement']);
-    await management.core.readNamespacedSecret({ namespace: hc.namespace, name: autonodeKubeconfigSecret(ref).name });
+    await management.core.readNamespacedSecret(autonodeKubeconfigSecret(ref));
 
     // pending pods become nodes, booting from the userData the enablement put into the class
     const pool = `ec-${id}`;
@@ -196,7 +196,7 @@ describe('enablement and teardown survive a SIGKILLed worker (real process, real
     for await (const w of t.client.workflow.list({ query: `AutoNodeCluster = "${hc.infraID}" AND ExecutionStatus = "Running"` })) running.push(w.workflowId);
     expect(running).toEqual([]);
     expect((await readHc()).metadata.finalizers ?? []).not.toContain('autonode.io/enablement');
-    await expect(management.core.readNamespacedSecret({ namespace: hc.namespace, name: autonodeKubeconfigSecret(ref).name })).rejects.toThrow();
+    await expect(management.core.readNamespacedSecret(autonodeKubeconfigSecret(ref))).rejects.toThrow();
     await expect(guest.core.readNamespacedServiceAccount({ namespace: 'kube-system', name: 'autonode' })).rejects.toThrow();
 
     // the node bootstrap token rode in every launched instance's userData, never in a history

@@ -8,7 +8,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { DescribeImagesCommand } from '@aws-sdk/client-ec2';
-import { HOSTED_CLUSTERS, RELEASE_METADATA_NAMESPACE, adminKubeconfigSecret } from '../../activities/enablement/activity';
+import { HOSTED_CLUSTERS, RELEASE_METADATA_NAMESPACE, adminKubeconfigSecret, autonodeKubeconfigSecret } from '../../activities/enablement/activity';
 import { RELEASE_METADATA_LABEL } from '../../core/enablement/release';
 import { disruptionWorkflowId, provisionerWorkflowId, watchWorkflowId } from '../../core/lifecycle';
 import { type DisruptionStatus } from '../../workflows/disruption';
@@ -141,7 +141,7 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
     expect(condition(h, 'AutoNodeEnabled')).toEqual(expect.objectContaining({ status: 'True', reason: 'AutoNodeEnabled' }));
     expect(h.metadata.finalizers).toContain('autonode.io/enablement');
     // the workers' guest identity is a Secret in the management cluster, not in any payload
-    const secret = await management.core.readNamespacedSecret({ namespace: hc.namespace, name: `${hc.name}-autonode-kubeconfig` });
+    const secret = await management.core.readNamespacedSecret(autonodeKubeconfigSecret(hc));
     expect(Buffer.from(secret.data?.kubeconfig ?? '', 'base64').toString()).toContain('system:serviceaccount:kube-system:autonode');
     const history = JSON.stringify(await t.client.workflow.getHandle(`autonode/${hc.namespace}/${hc.name}`).fetchHistory());
     expect(history).not.toContain('token:');
@@ -255,7 +255,7 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
     expect(after.metadata.finalizers ?? []).not.toContain('autonode.io/enablement');
     expect(condition(after, 'AutoNodeEnabled')).toEqual(expect.objectContaining({ status: 'False', reason: 'Disabled' }));
     expect(after.status?.autoNode ?? null).toBeNull();
-    await expect(management.core.readNamespacedSecret({ namespace: hc.namespace, name: `${hc.name}-autonode-kubeconfig` })).rejects.toThrow();
+    await expect(management.core.readNamespacedSecret(autonodeKubeconfigSecret(hc))).rejects.toThrow();
     const watch = await t.client.workflow.getHandle(watchWorkflowId(hc.infraID)).describe();
     expect(watch.status.name).not.toBe('RUNNING');
     expect((await t.client.workflow.getHandle(provisionerWorkflowId(hc.infraID)).describe()).status.name).not.toBe('RUNNING');

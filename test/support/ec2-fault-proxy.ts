@@ -13,7 +13,9 @@
  *   called and the proxy answers with errors only.
  * - One-shot rules per action: RequestLimitExceeded (503), InternalError (500),
  *   UnauthorizedOperation (403), and "drop the response": forwarded, moto acts, and the
- *   client's socket is destroyed before a byte of the answer is written.
+ *   client's socket is destroyed before a byte of the answer is written; and "hold": the
+ *   request waits until the rule's `hold` resolves, then goes to moto as usual (a call the
+ *   test keeps in flight, e.g. while it stops the worker that made it).
  */
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -28,7 +30,7 @@ export interface ExhaustedPool {
   errorCode?: string;
 }
 
-export type FaultKind = 'throttle' | 'server-error' | 'unauthorized' | 'drop-response';
+export type FaultKind = 'throttle' | 'server-error' | 'unauthorized' | 'drop-response' | 'hold';
 
 export interface FaultRule {
   kind: FaultKind;
@@ -38,6 +40,8 @@ export interface FaultRule {
   times?: number;
   /** drop-response only: runs after moto answered and before the answer is lost (e.g. kill the worker) */
   beforeDrop?: () => Promise<void> | void;
+  /** hold only: the request is forwarded once this resolves */
+  hold?: () => Promise<void>;
 }
 
 export type InjectedFault =
@@ -76,7 +80,7 @@ function errorResponse(code: string, message: string): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>${code}</Code><Message>${escapeXml(message)}</Message></Error></Errors><RequestID>${randomUUID()}</RequestID></Response>`;
 }
 
-const FAULT_RESPONSES: Record<Exclude<FaultKind, 'drop-response'>, (action: string) => { status: number; body: string }> = {
+const FAULT_RESPONSES: Record<Exclude<FaultKind, 'drop-response' | 'hold'>, (action: string) => { status: number; body: string }> = {
   // Real EC2 answers throttling with HTTP 503 and this code.
   throttle: () => ({ status: 503, body: errorResponse('RequestLimitExceeded', 'Request limit exceeded.') }),
   'server-error': () => ({ status: 500, body: errorResponse('InternalError', 'An internal error has occurred.') }),
@@ -219,7 +223,7 @@ function send(res: ServerResponse, status: number, body: string | Buffer, header
 export async function startEc2FaultProxy(options: { target: string }): Promise<Ec2FaultProxy> {
   const target = new URL(options.target);
   let pools: ExhaustedPool[] = [];
-  let rules: { kind: FaultKind; action: string; remaining: number; beforeDrop?: FaultRule['beforeDrop'] }[] = [];
+  let rules: { kind: FaultKind; action: string; remaining: number; beforeDrop?: FaultRule['beforeDrop']; hold?: FaultRule['hold'] }[] = [];
   const injected: InjectedFault[] = [];
   const requests: ProxiedRequest[] = [];
   const forwardedFleetRequests: URLSearchParams[] = [];
@@ -235,7 +239,11 @@ export async function startEc2FaultProxy(options: { target: string }): Promise<E
     const action = params.get('Action') ?? new URL(req.url ?? '/', 'http://x').searchParams.get('Action') ?? 'Unknown';
 
     const rule = rules.find((r) => r.action === action && r.remaining > 0);
-    if (rule) {
+    if (rule?.kind === 'hold') {
+      rule.remaining--;
+      injected.push({ kind: rule.kind, action });
+      await rule.hold?.();
+    } else if (rule) {
       rule.remaining--;
       injected.push({ kind: rule.kind, action });
       if (rule.kind !== 'drop-response') {
@@ -300,7 +308,7 @@ export async function startEc2FaultProxy(options: { target: string }): Promise<E
       pools = [...pools, ...more];
     },
     inject: (r) => {
-      rules = [...rules, { kind: r.kind, action: r.action, remaining: r.times ?? 1, ...(r.beforeDrop ? { beforeDrop: r.beforeDrop } : {}) }];
+      rules = [...rules, { kind: r.kind, action: r.action, remaining: r.times ?? 1, ...(r.beforeDrop ? { beforeDrop: r.beforeDrop } : {}), ...(r.hold ? { hold: r.hold } : {}) }];
     },
     reset: () => {
       pools = [];

@@ -3,6 +3,8 @@
 // server. Bundled once per run by the global setup.
 import { proxyActivities, upsertSearchAttributes, defineQuery, setHandler } from '@temporalio/workflow';
 import { AutoNodeCluster, AutoNodePhase } from '../../workflows/search-attributes';
+import type { GcActivities } from '../../activities/gc/activity';
+import type { ClusterRef } from '../../core/lifecycle';
 
 export * from '../../workflows/index';
 
@@ -25,4 +27,13 @@ export async function smokeWorkflow(input: { cluster: string; name: string }): P
   phase = 'Done';
   upsertSearchAttributes([{ key: AutoNodePhase, value: phase }]);
   return greeting;
+}
+
+/**
+ * One garbage-collection pass of `cluster` on the cloud queue `taskQueue`, attempted once:
+ * for worker-shutdown.test.ts, which stops the worker running it while it is in flight.
+ */
+export async function collectGarbageOnceWorkflow(input: { taskQueue: string; cluster: ClusterRef }): Promise<unknown> {
+  const { collectGarbage } = proxyActivities<GcActivities>({ taskQueue: input.taskQueue, startToCloseTimeout: '45 seconds', retry: { maximumAttempts: 1 } });
+  return collectGarbage(input.cluster);
 }

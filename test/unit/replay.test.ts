@@ -83,7 +83,7 @@ describe('the replay gate fails on a nondeterministic change', () => {
   }, 120_000);
 
   it('disruption-many-to-many-timeskipping.json fails to replay once the command\'s validation step is removed', async () => {
-    const workflowBundle = await alteredWorkflowBundle({ edits: [{ file: 'workflows/disruption.ts', from: 'const valid = await act.validateCommand({ cluster, command, memory, batchMaxMs });', to: "const valid = { ok: true, reason: '' };" }] });
+    const workflowBundle = await alteredWorkflowBundle({ edits: [{ file: 'workflows/disruption.ts', from: 'const valid = await rounds.validateCommand({ cluster, command, memory, batchMaxMs });', to: "const valid = { ok: true, reason: '' };" }] });
     await expect(Worker.runReplayHistory({ workflowBundle }, historyOf('disruption-many-to-many-timeskipping.json'))).rejects.toBeInstanceOf(DeterminismViolationError);
   }, 120_000);
 

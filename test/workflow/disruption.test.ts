@@ -36,7 +36,7 @@ beforeAll(async () => {
     return h.env.currentTimeMs().then((t) => void (entry.at = t));
   };
   const rounds = new Map<string, number>();
-  const activities: DisruptionActivities & Pick<ProvisionerActivities, 'simulateMultiNodeConsolidation' | 'simulateConsolidation' | 'createClaims'> = {
+  const activities: DisruptionActivities & Pick<ProvisionerActivities, 'simulateMultiNodeConsolidation' | 'simulateConsolidation' | 'revalidateConsolidation' | 'createClaims'> = {
     async planRound(input): Promise<PlanRoundResult> {
       await log(input.cluster, 'planRound');
       const n = (rounds.get(input.cluster.name) ?? 0) + 1;
@@ -56,6 +56,10 @@ beforeAll(async () => {
     async simulateConsolidation(input) {
       await log(input.cluster, 'simulateConsolidation');
       return { planned: planned(input.batchId, []), decision: { kind: 'reject', reason: 'its pods would need 2 new nodes' } };
+    },
+    async revalidateConsolidation(input) {
+      await log(input.cluster, `revalidateConsolidation ${input.decided.kind}`);
+      return resimulated.get(input.cluster.name) ?? { ok: true };
     },
     async createClaims(input) {
       await log(input.cluster, `createClaims ${input.claims.map((c) => c.name).join(',')}`);
@@ -108,6 +112,8 @@ const start = (cluster: string) =>
 
 const planned = (batchId: string, claims: CompactClaim[]): PlannedBatch => ({ batchId, pending: 0, nominated: 0, onExistingNodes: 0, unschedulable: 0, pricePerHour: 0, solveMs: 0, skipped: [], templates: [], optionLists: [['m5.xlarge']], claims, poolStatus: [] });
 const candidate = (name: string): CommandCandidate => ({ nodeClaim: name, node: `node-${name}`, nodePool: 'p' });
+/** per cluster: what the re-simulation at validation says (default: the same shape) */
+const resimulated = new Map<string, { ok: true } | { ok: false; reason: string }>();
 /** per cluster: multi-node candidates every round, and what their simulation finds */
 const multiNode = new Map<string, { candidates: CommandCandidate[]; result: MultiNodeSimulation }>();
 
@@ -149,6 +155,7 @@ it('many-to-many: the longest worthwhile prefix is re-packed — replacements la
       candidates: [{ nodeClaim: 'a', node: 'node-a' }, { nodeClaim: 'b', node: 'node-b' }],
       planned: planned('sim', [claim('r-1'), claim('r-2')]),
       decision: { kind: 'repack', claims: [{ claim: 'r-1', options: ['m5.xlarge'], capacityTypes: ['on-demand'] }, { claim: 'r-2', options: ['m5.xlarge'], capacityTypes: ['on-demand'] }], savingsPerHour: 0.2, worstSavingsPerHour: 0.1, pricePerHour: 0.38 },
+      lpBoundPerHour: 0.35,
     },
   });
   script.set('repack', { valid: true, goneAfter: 0 });
@@ -156,8 +163,9 @@ it('many-to-many: the longest worthwhile prefix is re-packed — replacements la
   const status = await runUntil('repack', (s) => s.lastCommand !== undefined);
   expect(status.lastCommand).toEqual(expect.objectContaining({ outcome: 'done' }));
   expect(status.lastCommand!.command).toEqual(expect.objectContaining({ method: 'consolidation', reason: 'Underutilized', replace: true, candidates: [candidate('a'), candidate('b')], summary: expect.stringContaining('the pods of 2 nodes re-packed into 2 cheaper nodes') }));
+  expect(status.lastCommand!.command.summary).toContain('new nodes $0.3800/h, LP bound $0.3500/h (1.086×)');
   const made = calls.get('repack')!.map((c) => c.name);
-  expect(made.slice(0, 8)).toEqual(['planRound', 'simulateMultiNodeConsolidation', 'validateCommand', 'startCommand', 'createClaims r-1,r-2', 'replacementsState', 'deleteCandidates', 'commandNodesLeft']);
+  expect(made.slice(0, 9)).toEqual(['planRound', 'simulateMultiNodeConsolidation', 'validateCommand', 'revalidateConsolidation repack', 'startCommand', 'createClaims r-1,r-2', 'replacementsState', 'deleteCandidates', 'commandNodesLeft']);
   // the multi-node round and its command: taint, replacements, wait Initialized, delete
   await recordHistory('disruption-many-to-many-timeskipping', () => handle.fetchHistory());
   await handle.terminate('test over');
@@ -171,4 +179,32 @@ it('a multi-node set found not worth it is not simulated again while its pods st
   expect(made.filter((n) => n === 'simulateMultiNodeConsolidation')).toHaveLength(1);
   expect(made.filter((n) => n === 'simulateConsolidation').length).toBeGreaterThanOrEqual(1);
   await handle.terminate('test over');
+});
+
+it('a consolidation whose re-simulation after the delay no longer has its shape is dropped before any node is touched', async () => {
+  const claim: CompactClaim = { name: 'r-1', pool: 'p', options: 0, requirements: [], requests: { cpu: '1' }, price: 0.19, pods: 1 };
+  multiNode.set('moved', {
+    candidates: ['a', 'b'].map(candidate),
+    result: {
+      simulations: 1,
+      tried: [],
+      candidates: [{ nodeClaim: 'a', node: 'node-a' }, { nodeClaim: 'b', node: 'node-b' }],
+      planned: planned('sim', [claim]),
+      decision: { kind: 'replace', claim: 'r-1', options: ['m5.xlarge'], capacityTypes: ['on-demand'], savingsPerHour: 0.1 },
+    },
+  });
+  script.set('moved', { valid: true, goneAfter: 0 });
+  resimulated.set('moved', { ok: false, reason: 're-simulated after the validation delay: its pods now need 2 new nodes, not one' });
+  const handle = await start('moved');
+  const status = await runUntil('moved', (s) => s.lastCommand !== undefined);
+  expect(status.lastCommand).toEqual(expect.objectContaining({ outcome: 'abandoned', why: expect.stringContaining('its pods now need 2 new nodes') }));
+  const made = calls.get('moved')!.map((c) => c.name);
+  expect(made.slice(0, 4)).toEqual(['planRound', 'simulateMultiNodeConsolidation', 'validateCommand', 'revalidateConsolidation replace']);
+  for (const step of ['startCommand', 'deleteCandidates']) expect(made).not.toContain(step);
+  expect(made.filter((n) => n.startsWith('createClaims'))).toEqual([]);
+  await handle.terminate('test over');
+});
+
+it('an emptiness command is not re-simulated (nothing moves; its validation re-checks it is still empty)', async () => {
+  expect(calls.get('holds')!.map((c) => c.name)).not.toContainEqual(expect.stringContaining('revalidateConsolidation'));
 });

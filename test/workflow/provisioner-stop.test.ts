@@ -36,6 +36,9 @@ beforeAll(async () => {
     async simulateMultiNodeConsolidation(): Promise<never> {
       throw new Error('not in this test');
     },
+    async revalidateConsolidation(): Promise<never> {
+      throw new Error('not in this test');
+    },
     async createClaims(): Promise<CreatedClaims> {
       return { created: [], resumed: [], refused: [] };
     },

@@ -1,6 +1,6 @@
 // Consolidation's verdicts — single-node, multi-node and many-to-many — one failing case per rule.
 import { disruptionSchema, budgetSchema } from '../../../core/api/disruption';
-import { consolidationDecision, disruptionRound, moveDecision, worstLaunchPrice, type CandidateNode, type ConsolidationSimulation, type MoveSimulation, type ReplacementOption, type RoundPool } from '../../../core/disruption';
+import { consolidationDecision, decidedShape, disruptionRound, moveDecision, sameShape, worstLaunchPrice, type CandidateNode, type ConsolidationDecision, type ConsolidationSimulation, type DecidedShape, type MoveSimulation, type ReplacementOption, type RoundPool } from '../../../core/disruption';
 
 const opt = (instanceType: string, price: number, capacityType: 'spot' | 'on-demand' = 'on-demand'): ReplacementOption => ({ instanceType, offerings: [{ zone: 'a', capacityType, price, available: true }] });
 const types = new Map([opt('m5.large', 0.096), opt('m5.xlarge', 0.192), opt('m5.2xlarge', 0.384)].map((o) => [o.instanceType, o]));
@@ -115,5 +115,42 @@ describe('candidates in a round', () => {
     ['a zero Underutilized budget', pool({}, [{ nodes: '0', reasons: ['Underutilized'] } as never])],
   ])('none under %s', (_name, p) => {
     expect(round([node('a', 1)], p).consolidate ?? []).toEqual([]);
+  });
+});
+
+describe('sameShape: a consolidation re-simulated after the validation delay (validation.go)', () => {
+  const repack = (claims: number, savingsPerHour: number): ConsolidationDecision => ({
+    kind: 'repack',
+    claims: Array.from({ length: claims }, (_, i) => ({ claim: `r-${i}`, options: ['m5.large'], capacityTypes: ['on-demand'] })),
+    savingsPerHour,
+    worstSavingsPerHour: savingsPerHour / 2,
+    pricePerHour: 1,
+  });
+  const replace = (options: string[]): ConsolidationDecision => ({ kind: 'replace', claim: 'r', options, capacityTypes: ['on-demand'], savingsPerHour: 0.1 });
+  it.each<[string, DecidedShape, ConsolidationDecision, boolean]>([
+    ['a delete that is still a delete', { kind: 'delete' }, { kind: 'delete', savingsPerHour: 0.1 }, true],
+    ['a delete whose pods now need a node', { kind: 'delete' }, replace(['m5.large']), false],
+    ['a delete now rejected', { kind: 'delete' }, { kind: 'reject', reason: 'a pod fits nowhere' }, false],
+    ['a replacement with the same options', { kind: 'replace', options: ['m5.large', 'c5.large'] }, replace(['m5.large', 'c5.large']), true],
+    ['a replacement with fewer of the options', { kind: 'replace', options: ['m5.large', 'c5.large'] }, replace(['c5.large']), true],
+    ['a replacement that now needs an option not decided', { kind: 'replace', options: ['c5.large'] }, replace(['c5.large', 'm5.xlarge']), false],
+    ['a replacement that became a delete (Karpenter: another shape)', { kind: 'replace', options: ['c5.large'] }, { kind: 'delete', savingsPerHour: 0.2 }, false],
+    ['a replacement whose pods now need two nodes', { kind: 'replace', options: ['c5.large'] }, repack(2, 0.3), false],
+    ['a re-pack that still saves as much', { kind: 'repack', claims: 2, savingsPerHour: 0.2 }, repack(2, 0.2), true],
+    ['a re-pack that now needs fewer nodes', { kind: 'repack', claims: 3, savingsPerHour: 0.2 }, repack(2, 0.25), true],
+    ['a re-pack that became a delete', { kind: 'repack', claims: 2, savingsPerHour: 0.2 }, { kind: 'delete', savingsPerHour: 0.4 }, true],
+    ['a re-pack that needs more nodes now', { kind: 'repack', claims: 2, savingsPerHour: 0.2 }, repack(3, 0.25), false],
+    ['a re-pack that saves less now', { kind: 'repack', claims: 2, savingsPerHour: 0.2 }, repack(2, 0.15), false],
+    ['a re-pack now below the threshold', { kind: 'repack', claims: 2, savingsPerHour: 0.2 }, { kind: 'reject', reason: 'saves 3 %, under 5 %' }, false],
+  ])('%s → %s', (_name, decided, now, ok) => {
+    const verdict = sameShape(decided, now);
+    expect(verdict.ok).toBe(ok);
+    if (!verdict.ok) expect(verdict.reason).toMatch(/^re-simulated after the validation delay: /);
+  });
+
+  it('decidedShape keeps what validation compares', () => {
+    expect(decidedShape({ kind: 'delete', savingsPerHour: 1 })).toEqual({ kind: 'delete' });
+    expect(decidedShape({ kind: 'replace', claim: 'r', options: ['a', 'b'], capacityTypes: ['spot'], savingsPerHour: 1 })).toEqual({ kind: 'replace', options: ['a', 'b'] });
+    expect(decidedShape(repack(3, 0.5) as Exclude<ConsolidationDecision, { kind: 'reject' }>)).toEqual({ kind: 'repack', claims: 3, savingsPerHour: 0.5 });
   });
 });

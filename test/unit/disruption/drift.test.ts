@@ -27,7 +27,7 @@ it.each([
   ['the release moved the AMI', facts({ nodeClass: { amis: ['ami-2'] } }), 'AMIDrift'],
   ['subnet left the class', facts({ nodeClass: { subnets: ['subnet-b'] } }), 'SubnetDrift'],
   ['security groups changed', facts({ nodeClass: { securityGroups: ['sg-1'] } }), 'SecurityGroupDrift'],
-  ['class hash moved', facts({ nodeClass: { hash: 'bbb' } }), 'NodeClassDrifted'],
+  ['class hash moved', facts({ nodeClass: { hash: 'bbb' } }), 'NodeClassDrift'],
 ])('%s → %s', (_name, f, reason) => {
   expect(driftOf(f)).toEqual({ reason, message: expect.any(String) });
 });

@@ -14,7 +14,8 @@ export class FakeCloudProvider implements CloudProvider {
 
   constructor(
     private readonly types: InstanceType[] = [],
-    private readonly resolution: NodeClassResolution = {
+    /** what every node class resolves to (assign to move it: a subnet or group taken away) */
+    public resolution: NodeClassResolution = {
       ready: true,
       subnets: [{ id: 'subnet-a', zone: 'us-east-1a', availableIpCount: 100 }],
       securityGroups: [{ id: 'sg-1', name: 'nodes' }],
@@ -55,6 +56,11 @@ export class FakeCloudProvider implements CloudProvider {
       capacityType: offering.capacityType,
       imageId: request.images[option.architecture] ?? '',
       state: 'running',
+      ...(() => {
+        const subnet = request.nodeClass.subnets.find((x) => x.zone === offering.zone);
+        return subnet ? { subnetId: subnet.id } : {};
+      })(),
+      securityGroupIds: [...request.nodeClass.securityGroupIds],
       privateDnsName: `ip-10-0-0-${n}.ec2.internal`,
       privateIpAddresses: [`10.0.0.${n}`],
       launchTime: '2026-11-24T12:00:00Z',

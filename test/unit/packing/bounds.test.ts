@@ -4,8 +4,8 @@
 // pinned by fixtures so it cannot drift into a strawman.
 import { solve, type InstanceTypeInput, type PackingInput } from '../../../core/packing';
 import { karpenterLoop } from '../../../core/packing/baseline/karpenter-loop';
-import { fluidBound, lowerBound } from '../../../core/packing/bound';
-import { aNodePool, anExistingNode, anInput, anInstanceType, aPod, pods } from './builders';
+import { fluidBound, lowerBound, newNodesBound } from '../../../core/packing/bound';
+import { aNodePool, allTypes, anExistingNode, anInput, anInstanceType, aPod, pods } from './builders';
 import { bruteForceOptimum, tinyInput } from './brute-force';
 import { checkPlan, quantityValue } from './checker';
 import { mulberry32, pick } from './random-inputs';
@@ -245,5 +245,40 @@ describe('Karpenter loop baseline (fixtures)', () => {
   it('opens claims from the heaviest pool first', () => {
     const plan = karpenterLoop(anInput({ pods: [aPod({ name: 'p' })], nodePools: [m5, aNodePool({ name: 'heavy', weight: 9 })] }));
     expect(plan.nodeClaims[0]?.nodePool).toBe('heavy');
+  });
+});
+
+describe('newNodesBound: the bound for what a plan’s new nodes cost', () => {
+  // the pods select pool `m5` (on-demand m5 only); a spot pool of every type and another node's free room are not theirs
+  const input = (): PackingInput =>
+    anInput({
+      pods: pods(4, 'web', { cpu: '1000m', memory: '1Gi', nodeSelector: { 'karpenter.sh/nodepool': 'm5' } }),
+      nodePools: [
+        aNodePool({
+          name: 'm5',
+          requirements: [
+            { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large', 'm5.xlarge'] },
+            { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+          ],
+          instanceTypes: allTypes(),
+        }),
+        aNodePool({ name: 'cheap', requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot'] }], instanceTypes: allTypes() }),
+      ],
+      existingNodes: [anExistingNode({ name: 'other', taints: [{ key: 'team', value: 'b', effect: 'NoSchedule' }], allocatable: { cpu: '16', memory: '64Gi', pods: '110' } })],
+    });
+
+  it('prices the pods on the new nodes only on the types and offerings of the pools they were opened in', () => {
+    const plan = solve(input());
+    expect(plan.nodeClaims.every((c) => c.nodePool === 'm5')).toBe(true);
+    const bound = newNodesBound(input(), plan);
+    // 4 cpu of on-demand m5: at least an m5.xlarge's worth ($0.192/h) by cpu; never above the plan
+    expect(bound).toBeGreaterThan(0.15);
+    expect(bound).toBeLessThanOrEqual(plan.totalPrice + 1e-9);
+    // the whole-input bound lets them use spot types and the tainted node's room: far lower
+    expect(lowerBound(input())).toBeLessThan(bound / 2);
+  });
+
+  it('is 0 when the plan opens no node', () => {
+    expect(newNodesBound(input(), { nodeClaims: [], existingNodes: [], inFlightNodeClaims: [], unschedulable: [], totalPrice: 0 })).toBe(0);
   });
 });

@@ -1,0 +1,160 @@
+// Drift as the disruption round reads it: the real launch stamps the node class's hash on
+// the claim, the real planRound compares it, the instance's subnet and security groups
+// (from the cloud's listing) and its AMI with the class — an in-memory guest API server
+// behind the real client, and a fake cloud provider.
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { type Client } from '@temporalio/client';
+import { createDisruptionActivities } from '../../../activities/disruption/activity';
+import { createNodeClaimCloudActivities } from '../../../activities/nodeclaim/cloud';
+import { createProvisionerActivities } from '../../../activities/provisioner/activity';
+import { NODECLASS_HASH_ANNOTATION, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_ANNOTATION, nodeClassHash } from '../../../core/disruption';
+import { EC2NodeClassSchema } from '../../../core/api/ec2nodeclass';
+import { normaliseDocument } from '../../../core/api/normalise';
+import { aNodePool, anEC2NodeClass, type Doc } from '../api/builders';
+import { anInstanceType } from '../instancetypes/builders';
+import { FakeCloudProvider } from '../metrics/fake-cloud';
+import { startFakeGuest, type FakeGuest } from '../metrics/fake-guest';
+
+const cluster = { name: 'c1', region: 'us-east-1' };
+const taskQueues = { control: 'control', cloud: 'cloud', packing: 'packing' };
+const classPath = '/apis/karpenter.k8s.aws/v1/ec2nodeclasses/nc';
+const claimPath = (name: string) => `/apis/karpenter.sh/v1/nodeclaims/${name}`;
+const temporal = { workflow: { start: async () => undefined } } as unknown as Client;
+const run = <R>(activityType: string, body: () => Promise<R>) => new MockActivityEnvironment({ activityType }).run<[], R, () => Promise<R>>(body);
+
+/** The class as the provisioner reads it (v1 defaults applied). */
+const model = (doc: Doc) => {
+  const normalised = normaliseDocument(doc);
+  if (normalised.status !== 'ok') throw new Error(`not a valid class: ${JSON.stringify(normalised)}`);
+  return EC2NodeClassSchema.parse(normalised.objects[0]);
+};
+
+describe('nodeClassHash: what an EC2NodeClass edit drifts', () => {
+  const base = anEC2NodeClass({ userData: 'boot', tags: { team: 'a' } });
+  const hashOf = (spec: Doc) => nodeClassHash(model({ ...base, spec: { ...(base.spec as Doc), ...spec } }));
+  const hash = nodeClassHash(model(base));
+
+  it.each([
+    ['userData', { userData: 'boot v2' }],
+    ['tags', { tags: { team: 'b' } }],
+    ['kubelet', { kubelet: { maxPods: 50 } }],
+    ['block devices', { blockDeviceMappings: [{ deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '100Gi' } }] }],
+    ['metadata options', { metadataOptions: { httpTokens: 'optional' } }],
+    ['detailed monitoring', { detailedMonitoring: true }],
+    ['the AMI family', { amiFamily: 'AL2023' }],
+  ])('%s moves the hash', (_what, spec) => {
+    expect(hashOf(spec)).not.toBe(hash);
+  });
+
+  it.each([
+    ['subnet selector terms', { subnetSelectorTerms: [{ id: 'subnet-9' }] }],
+    ['security group selector terms', { securityGroupSelectorTerms: [{ id: 'sg-9' }] }],
+    ['AMI selector terms (AMI drift judges the resolved IDs)', { amiSelectorTerms: [{ id: 'ami-99999999' }] }],
+    // a default spelled out is no change
+    ['the default metadata options written out', { metadataOptions: { httpEndpoint: 'enabled', httpProtocolIPv6: 'disabled', httpPutResponseHopLimit: 1, httpTokens: 'required' } }],
+  ])('%s leave it', (_what, spec) => {
+    expect(hashOf(spec)).toBe(hash);
+  });
+
+  it('an alias that names another family moves it, another version of the same family does not', () => {
+    const aliased = (alias: string) => nodeClassHash(model({ ...base, spec: { ...(base.spec as Doc), amiFamily: undefined, amiSelectorTerms: [{ alias }] } }));
+    expect(aliased('al2023@v20250101')).toBe(aliased('al2023@latest'));
+    expect(aliased('bottlerocket@latest')).not.toBe(aliased('al2023@latest'));
+  });
+});
+
+describe('planRound: drift from the class hash, the instance subnet and security groups', () => {
+  let guest: FakeGuest;
+  let cloud: FakeCloudProvider;
+  const classDoc = (): Doc => ({ ...anEC2NodeClass({ userData: 'boot' }), metadata: { name: 'nc' } });
+
+  beforeEach(async () => {
+    guest = await startFakeGuest();
+    cloud = new FakeCloudProvider([anInstanceType('m5.large', {}, ['us-east-1a'])]);
+    guest.put(classPath, classDoc());
+    const pool = aNodePool();
+    const spec = pool.spec as { template: { spec: Doc } };
+    spec.template.spec.nodeClassRef = { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' };
+    guest.put('/apis/karpenter.sh/v1/nodepools/a', { ...pool, metadata: { name: 'a' } });
+  });
+  afterEach(async () => guest.close());
+
+  const resolve = async () => ({ guest: guest.kube, cloud });
+  /** a claim created and launched by the real activities */
+  async function launch(name: string) {
+    const provisioner = createProvisionerActivities({ resolve, temporal });
+    await run('createClaims', () =>
+      provisioner.createClaims({
+        cluster,
+        taskQueues,
+        batchId: 'b1',
+        templates: [{ pool: 'a', poolUid: 'uid-a', labels: { 'karpenter.sh/nodepool': 'a' }, annotations: {}, nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' } }],
+        optionLists: [['m5.large']],
+        claims: [{ name, pool: 'a', options: 0, requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }], requests: { cpu: '1' }, price: 0.096, pods: 1 }],
+      }),
+    );
+    const lifecycle = createNodeClaimCloudActivities({ resolve });
+    await run('reconcileNodeClass', () => lifecycle.reconcileNodeClass({ cluster, name }));
+    await run('launchClaimInstance', () => lifecycle.launchClaimInstance({ cluster, name }));
+  }
+  // refresh every round: these tests move what the class resolves to between rounds
+  const disruption = () => createDisruptionActivities({ resolve, nodeClassRefreshMs: 0, instanceRefreshMs: 0 });
+  const drifted = (name: string) => {
+    const conditions = ((guest.get(claimPath(name))?.status as Doc | undefined)?.conditions ?? []) as { type: string; status: string; reason: string }[];
+    const c = conditions.find((x) => x.type === 'Drifted');
+    return c?.status === 'True' ? c.reason : undefined;
+  };
+  const round = async (activities = disruption()) => run('planRound', () => activities.planRound({ cluster }));
+  const annotations = (name: string) => ((guest.get(claimPath(name))?.metadata as Doc).annotations ?? {}) as Record<string, string>;
+
+  it('the launch stamps the class hash it launched with; an edit of the class drifts the claim, undoing it ends the drift', async () => {
+    await launch('a-1');
+    expect(annotations('a-1')).toEqual(expect.objectContaining({ [NODECLASS_HASH_ANNOTATION]: nodeClassHash(model(classDoc())), [NODECLASS_HASH_VERSION_ANNOTATION]: NODECLASS_HASH_VERSION }));
+    const activities = disruption();
+    await round(activities);
+    expect(drifted('a-1')).toBeUndefined();
+
+    guest.put(classPath, { ...classDoc(), spec: { ...(classDoc().spec as Doc), userData: 'boot, release 2' }, status: guest.get(classPath)?.status });
+    await round(activities);
+    expect(drifted('a-1')).toBe('NodeClassDrift');
+
+    guest.put(classPath, { ...classDoc(), status: guest.get(classPath)?.status });
+    await round(activities);
+    expect(drifted('a-1')).toBeUndefined();
+  });
+
+  it('a subnet the class no longer resolves to → SubnetDrift; a security group set that moved → SecurityGroupDrift', async () => {
+    await launch('a-1');
+    const activities = disruption();
+    await round(activities);
+    expect(drifted('a-1')).toBeUndefined();
+    const was = cloud.resolution;
+
+    cloud.resolution = { ...was, subnets: [{ id: 'subnet-b', zone: 'us-east-1a', availableIpCount: 100 }] };
+    await round(activities);
+    // the round wrote what the class resolves to now, and judged the instance by it
+    expect(((guest.get(classPath)?.status as Doc).subnets as { id: string }[]).map((s) => s.id)).toEqual(['subnet-b']);
+    expect(drifted('a-1')).toBe('SubnetDrift');
+
+    cloud.resolution = { ...was, securityGroups: [{ id: 'sg-1', name: 'nodes' }, { id: 'sg-2', name: 'more' }] };
+    await round(activities);
+    expect(drifted('a-1')).toBe('SecurityGroupDrift');
+
+    cloud.resolution = was;
+    await round(activities);
+    expect(drifted('a-1')).toBeUndefined();
+  });
+
+  it('a launched claim without the hash (launched before autonode stamped it) is stamped with the current one, not drifted', async () => {
+    await launch('a-1');
+    const claim = guest.get(claimPath('a-1'))!;
+    const meta = claim.metadata as Doc;
+    const { [NODECLASS_HASH_ANNOTATION]: _h, [NODECLASS_HASH_VERSION_ANNOTATION]: _v, ...rest } = annotations('a-1');
+    guest.put(claimPath('a-1'), { ...claim, metadata: { ...meta, annotations: rest } });
+    guest.put(classPath, { ...classDoc(), spec: { ...(classDoc().spec as Doc), userData: 'edited since' }, status: guest.get(classPath)?.status });
+
+    await round();
+    expect(drifted('a-1')).toBeUndefined();
+    expect(annotations('a-1')[NODECLASS_HASH_ANNOTATION]).toBe(nodeClassHash(model({ ...classDoc(), spec: { ...(classDoc().spec as Doc), userData: 'edited since' } })));
+  });
+});

@@ -1,0 +1,55 @@
+import { readRound } from '../../../activities/disruption/activity';
+import { disruptionRound } from '../../../core/disruption';
+import { aNodePool } from '../api/builders';
+import { startFakeGuest, type FakeGuest } from '../metrics/fake-guest';
+
+// readRound turns the guest's objects into the round's snapshot. Here: which claims count as
+// going. A claim whose own workflow ends its life (expireAfter, a `disrupt` Update) drains
+// before the claim is deleted — Karpenter deletes it first — so its Drained condition is
+// what says it is going.
+
+const initializedAt = '2026-11-24T12:00:00Z';
+const now = new Date('2026-11-24T12:10:00Z');
+
+const aClaim = (name: string, node: string, conditions: Record<string, string>[] = []) => ({
+  apiVersion: 'karpenter.sh/v1',
+  kind: 'NodeClaim',
+  metadata: { name, labels: { 'karpenter.sh/nodepool': 'a', 'node.kubernetes.io/instance-type': 'm5.large', 'karpenter.sh/capacity-type': 'on-demand', 'topology.kubernetes.io/zone': 'us-east-1a' } },
+  spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] },
+  status: { nodeName: node, providerID: `aws:///us-east-1a/i-${name}`, conditions: [{ type: 'Initialized', status: 'True', reason: 'Initialized', lastTransitionTime: initializedAt }, ...conditions] },
+});
+const aNode = (name: string) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'karpenter.sh/nodepool': 'a' } }, status: { conditions: [{ type: 'Ready', status: 'True' }] } });
+const aPod = (name: string, nodeName: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { nodeName, containers: [{ name: 'c', image: 'i' }] }, status: { phase: 'Running' } });
+
+describe('readRound: a claim its own workflow is ending counts as going', () => {
+  let guest: FakeGuest;
+  beforeEach(async () => {
+    guest = await startFakeGuest();
+    const pool = aNodePool({ disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: '0s', budgets: [{ nodes: '1' }] } });
+    guest.put('/apis/karpenter.sh/v1/nodepools/a', { ...pool, metadata: { name: 'a' } });
+    guest.put('/api/v1/nodes/n1', aNode('n1'));
+    guest.put('/api/v1/nodes/n2', aNode('n2'));
+    // n1 runs a pod its drain cannot evict yet; n2 is empty
+    guest.put('/api/v1/pods/held', aPod('held', 'n1'));
+  });
+  afterEach(async () => guest.close());
+
+  it('an expired claim draining (Drained=False): not a candidate, and it uses the pool’s budget of one — the empty node stays', async () => {
+    guest.put('/apis/karpenter.sh/v1/nodeclaims/a-1', aClaim('a-1', 'n1', [{ type: 'Drained', status: 'False', reason: 'Draining', message: 'expireAfter elapsed', lastTransitionTime: '2026-11-24T12:02:00Z' }]));
+    guest.put('/apis/karpenter.sh/v1/nodeclaims/a-2', aClaim('a-2', 'n2'));
+    const read = await readRound(guest.kube, now, {}, 10_000);
+    expect(read.input.pools.get('a')?.counts).toEqual({ nodes: 2, disrupting: 1 });
+    expect(read.input.nodes.find((n) => n.nodeClaim === 'a-1')?.deleting).toBe(true);
+    const round = disruptionRound(read.input);
+    expect(round.command).toBeUndefined();
+    expect(round.blocked).toContainEqual({ nodeClaim: 'a-2', method: 'emptiness', reason: 'budget allows 1 Empty disruption(s) and 1 node(s) are already disrupting' });
+  });
+
+  it('without a drain under way the same budget lets the empty node go', async () => {
+    guest.put('/apis/karpenter.sh/v1/nodeclaims/a-1', aClaim('a-1', 'n1'));
+    guest.put('/apis/karpenter.sh/v1/nodeclaims/a-2', aClaim('a-2', 'n2'));
+    const read = await readRound(guest.kube, now, {}, 10_000);
+    expect(read.input.pools.get('a')?.counts).toEqual({ nodes: 2, disrupting: 0 });
+    expect(disruptionRound(read.input).command).toEqual(expect.objectContaining({ method: 'emptiness', candidates: [{ nodeClaim: 'a-2', node: 'n2', nodePool: 'a' }] }));
+  });
+});
