@@ -51,7 +51,7 @@ export const WorkerConfigSchema = z.object({
     .transform((v) => v.split(',').map((q) => q.trim()).filter((q) => q !== ''))
     .pipe(z.array(z.enum(['control', 'cloud', 'packing'])).min(1, 'name at least one of control, cloud, packing')),
   /**
-   * Worker versioning (ADR 0008): the Temporal Worker Deployment these workers belong to and
+   * Worker versioning (ADR 0009): the Temporal Worker Deployment these workers belong to and
    * this build's id in it. With AUTONODE_BUILD_ID unset the workers are unversioned, as
    * before: every worker takes every task. Set, they take only the tasks of their build, and
    * new workflows go to the deployment's current build (`temporal worker deployment

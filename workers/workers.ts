@@ -39,7 +39,7 @@ export interface AutonodeWorkersOptions {
   dataConverter?: DataConverter;
   /** where the activities count (the process's /metrics endpoint serves its registry); a private one when absent */
   metrics?: AutonodeMetrics;
-  /** this build's Worker Deployment Version (ADR 0008); absent: unversioned workers */
+  /** this build's Worker Deployment Version (ADR 0009); absent: unversioned workers */
   deployment?: WorkerDeploymentVersion;
 }
 
@@ -81,7 +81,7 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     // Every queue's worker is of the build: a pinned workflow's activities run on its build
     // too. The default behaviour is for workflows that declare none (each of ours declares
-    // its own, ADR 0008): AUTO_UPGRADE, since a pinned one that never moves never drains.
+    // its own, ADR 0009): AUTO_UPGRADE, since a pinned one that never moves never drains.
     ...(options.deployment ? { workerDeploymentOptions: { version: options.deployment, useWorkerVersioning: true, defaultVersioningBehavior: 'AUTO_UPGRADE' } } : {}),
   };
   const roles = new Set<WorkerRole>(options.run ?? WORKER_ROLES);

@@ -269,7 +269,7 @@ function againstBound(pricePerHour: number, bound: number | undefined): string {
   return `; new nodes $${pricePerHour.toFixed(4)}/h, LP bound $${bound.toFixed(4)}/h${ratio}`;
 }
 
-// ADR 0008: one run per cluster that never ends; it follows the deployment's current build at
+// ADR 0009: one run per cluster that never ends; it follows the deployment's current build at
 // its next workflow task, replaying its history there (patched() and the committed histories
 // keep that safe).
 declareVersioningBehavior('AUTO_UPGRADE', disruptionWorkflow);

@@ -70,7 +70,7 @@ const LIFECYCLE_AS_DATA = 'lifecycle-as-data';
  */
 const PARTIAL_ICE_MEMORY = 'partial-ice-memory';
 /**
- * Worker versioning (ADR 0008): a run is pinned to the build that started it. Once the
+ * Worker versioning (ADR 0009): a run is pinned to the build that started it. Once the
  * deployment's current build is another one, the run continues as new at its next wait,
  * carrying its state, and the new run starts on the current build. An old build so drains
  * within one wait (resync; steadyResync for a steady node) instead of within a node's life.
@@ -93,7 +93,7 @@ export async function nodeClaimWorkflow(rawInput: NodeClaimWorkflowInput, resume
   return new LifecycleDriver(rawInput, input, carried).run();
 }
 
-// ADR 0008: a claim lives as long as its node (weeks); each run is pinned to the build that
+// ADR 0009: a claim lives as long as its node (weeks); each run is pinned to the build that
 // started it and moves to the current build by continuing as new (UPGRADE_ON_NEW_BUILD).
 declareVersioningBehavior('PINNED', nodeClaimWorkflow);
 

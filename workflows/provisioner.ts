@@ -203,7 +203,7 @@ export async function provisionerWorkflow(input: ProvisionerWorkflowInput): Prom
   }
 }
 
-// ADR 0008: one run per cluster that never ends; it follows the deployment's current build at
+// ADR 0009: one run per cluster that never ends; it follows the deployment's current build at
 // its next workflow task, replaying its history there (patched() and the committed histories
 // keep that safe).
 declareVersioningBehavior('AUTO_UPGRADE', provisionerWorkflow);

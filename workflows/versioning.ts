@@ -1,7 +1,7 @@
 import { type WorkflowDefinitionOptions } from '@temporalio/common';
 import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 
-/** ADR 0008: how a workflow type meets a new build of the workers. */
+/** ADR 0009: how a workflow type meets a new build of the workers. */
 export type VersioningDecision = 'PINNED' | 'AUTO_UPGRADE';
 
 /** Each workflow type's decision, by type name, as declared (read by test/unit/workflow-versioning.test.ts). */
@@ -18,7 +18,7 @@ export function versioningOptionsFor(decision: VersioningDecision, current: { de
   return current?.deploymentName ? { versioningBehavior: decision } : {};
 }
 
-/** Declares `fn`'s worker-versioning behaviour (ADR 0008), taking effect on versioned workers only. */
+/** Declares `fn`'s worker-versioning behaviour (ADR 0009), taking effect on versioned workers only. */
 export function declareVersioningBehavior<A extends unknown[], R>(decision: VersioningDecision, fn: (...args: A) => Promise<R>): void {
   declaredVersioningBehaviors.set(fn.name, decision);
   // read once, before the run's first activation: deterministic, and it changes no command

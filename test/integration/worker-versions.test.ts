@@ -1,4 +1,4 @@
-// Worker versioning (ADR 0008) on the real stack: two builds of the production worker
+// Worker versioning (ADR 0009) on the real stack: two builds of the production worker
 // (workers/main.ts, AUTONODE_BUILD_ID=a and =b) against one Temporal server. A NodeClaim's
 // workflow started under build A stays on A (PINNED) while B is current and new NodeClaims go
 // to B; at its next wait it moves onto B by continuing as new, keeping its instance; the

@@ -1,4 +1,4 @@
-// ADR 0008: each workflow type says how it meets a new build. A workflow added without a
+// ADR 0009: each workflow type says how it meets a new build. A workflow added without a
 // decision would take the workers' default; this table makes the decision explicit.
 import * as workflows from '../../workflows';
 import { declaredVersioningBehaviors, versioningOptionsFor } from '../../workflows/versioning';
@@ -12,7 +12,7 @@ const decided: Record<string, 'PINNED' | 'AUTO_UPGRADE'> = {
   managementWatchWorkflow: 'AUTO_UPGRADE',
 };
 
-describe('worker versioning behaviour of every workflow type (ADR 0008)', () => {
+describe('worker versioning behaviour of every workflow type (ADR 0009)', () => {
   const registered = Object.entries(workflows).filter(([, value]) => typeof value === 'function').map(([name]) => name);
 
   it('every registered workflow type has a decision in the ADR', () => {
