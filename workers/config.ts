@@ -1,3 +1,4 @@
+import { type WorkerDeploymentVersion } from '@temporalio/common';
 import { z } from 'zod';
 import { PayloadKeySourceSchema } from './codec/keyring';
 
@@ -62,12 +63,34 @@ export const WorkerConfigSchema = z.object({
     .transform((v) => v.split(',').map((q) => q.trim()).filter((q) => q !== ''))
     .pipe(z.array(z.enum(['control', 'cloud', 'packing'])).min(1, 'name at least one of control, cloud, packing')),
   /**
+   * Worker versioning (ADR 0009): the Temporal Worker Deployment these workers belong to and
+   * this build's id in it. With AUTONODE_BUILD_ID unset the workers are unversioned, as
+   * before: every worker takes every task. Set, they take only the tasks of their build, and
+   * new workflows go to the deployment's current build (`temporal worker deployment
+   * set-current-version`).
+   */
+  AUTONODE_DEPLOYMENT_NAME: z
+    .string()
+    .max(100)
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'letters, digits, "-" and "_" only (Temporal reserves "." and ":" in deployment names)')
+    .default('autonode'),
+  AUTONODE_BUILD_ID: z
+    .string()
+    .max(255)
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._+-]*$/, 'letters, digits, ".", "_", "+" and "-" only, e.g. the image tag or git commit')
+    .optional(),
+  /**
    * Payload encryption (workers/codec/): AUTONODE_PAYLOAD_KEYS_FILE names a keyring file,
    * AUTONODE_PAYLOAD_KEYS holds the same JSON inline. Unset: payloads are not encrypted.
    */
   ...PayloadKeySourceSchema.shape,
 });
 export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;
+
+/** This process's Worker Deployment Version, or none when unversioned (AUTONODE_BUILD_ID unset). */
+export function workerDeploymentVersion(config: Pick<WorkerConfig, 'AUTONODE_DEPLOYMENT_NAME' | 'AUTONODE_BUILD_ID'>): WorkerDeploymentVersion | undefined {
+  return config.AUTONODE_BUILD_ID ? { deploymentName: config.AUTONODE_DEPLOYMENT_NAME, buildId: config.AUTONODE_BUILD_ID } : undefined;
+}
 
 export function parseWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
   const parsed = WorkerConfigSchema.safeParse(env);

@@ -5,7 +5,7 @@ import {
 } from '../activities/cloud';
 import { managementSecretResolver, staticClusterResolver, type ClusterResolver } from '../activities/cluster';
 import { kubeClientsFromConfig, type KubeClients } from '../activities/kube/clients';
-import { parseWorkerConfig, type WorkerConfig } from './config';
+import { parseWorkerConfig, workerDeploymentVersion, type WorkerConfig } from './config';
 import { parseFeatureGates, type FeatureGates } from './feature-gates';
 import { startManagementWatch } from './management-watch';
 import { autonodeDataConverter } from './codec/data-converter';
@@ -112,6 +112,8 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
   const connection = await connectWorker(temporal);
   const client = await connectClient(temporal, { dataConverter });
   const management = managementFromConfig(config);
+  const deployment = workerDeploymentVersion(config);
+  if (deployment) logger.info({ deployment: deployment.deploymentName, buildId: deployment.buildId }, 'versioned workers: tasks of this build only');
   const workers = await createAutonodeWorkers({
     connection,
     client,
@@ -125,6 +127,7 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
     ...(config.AUTONODE_MAX_CACHED_WORKFLOWS !== undefined ? { maxCachedWorkflows: config.AUTONODE_MAX_CACHED_WORKFLOWS } : {}),
     taskQueues: { control: config.AUTONODE_TASK_QUEUE_CONTROL, cloud: config.AUTONODE_TASK_QUEUE_CLOUD, packing: config.AUTONODE_TASK_QUEUE_PACKING },
     metrics,
+    ...(deployment ? { deployment } : {}),
   });
   const server: MetricsServer | undefined =
     config.AUTONODE_METRICS_PORT > 0 ? await startMetricsServer({ registry: metrics.registry, readiness: () => workersReadiness(workers), port: config.AUTONODE_METRICS_PORT, host: config.AUTONODE_METRICS_HOST }) : undefined;

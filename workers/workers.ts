@@ -13,7 +13,7 @@ import { createManagementWatchActivities } from '../activities/enablement/manage
 import { type KubeClients } from '../activities/kube/clients';
 import { defaultTaskQueues, type NodeClaimWorkflowInput, type TaskQueues } from '../core/lifecycle';
 import { type Client } from '@temporalio/client';
-import { type DataConverter } from '@temporalio/common';
+import { type DataConverter, type WorkerDeploymentVersion } from '@temporalio/common';
 import { createAutonodeMetrics, instrumentClusterResolver, type AutonodeMetrics } from '../activities/metrics';
 import { type Readiness } from './metrics-server';
 
@@ -41,6 +41,8 @@ export interface AutonodeWorkersOptions {
   metrics?: AutonodeMetrics;
   /** the control worker's workflow cache (SDK maxCachedWorkflows); the SDK's default when absent */
   maxCachedWorkflows?: number;
+  /** this build's Worker Deployment Version (ADR 0009); absent: unversioned workers */
+  deployment?: WorkerDeploymentVersion;
 }
 
 export const WORKER_ROLES = ['control', 'cloud', 'packing'] as const;
@@ -75,10 +77,14 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
   };
   const cloudQueueActivities = { ...cloudActivities, ...legacy.cloud, ...createGcActivities({ resolve }) };
   const queues = options.taskQueues ?? defaultTaskQueues;
-  const common: Pick<WorkerOptions, 'connection' | 'namespace' | 'dataConverter'> = {
+  const common: Pick<WorkerOptions, 'connection' | 'namespace' | 'dataConverter' | 'workerDeploymentOptions'> = {
     connection: options.connection,
     namespace: options.namespace,
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+    // Every queue's worker is of the build: a pinned workflow's activities run on its build
+    // too. The default behaviour is for workflows that declare none (each of ours declares
+    // its own, ADR 0009): AUTO_UPGRADE, since a pinned one that never moves never drains.
+    ...(options.deployment ? { workerDeploymentOptions: { version: options.deployment, useWorkerVersioning: true, defaultVersioningBehavior: 'AUTO_UPGRADE' } } : {}),
   };
   const roles = new Set<WorkerRole>(options.run ?? WORKER_ROLES);
   const workers: Worker[] = [];

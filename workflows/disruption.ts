@@ -14,6 +14,7 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
+import { declareVersioningBehavior } from './versioning';
 import type { DisruptionActivities, PodEventMemory } from '../activities/disruption/activity';
 import type { MultiNodeSimulation, ProvisionerActivities } from '../activities/provisioner/activity';
 import { batchToCreate, type PlannedBatch } from '../core/provisioning/batch';
@@ -295,3 +296,8 @@ function failureMessage(err: unknown): string {
   if (err instanceof ActivityFailure) return err.cause?.message ?? err.message;
   return err instanceof Error ? err.message : String(err);
 }
+
+// ADR 0009: one run per cluster that never ends; it follows the deployment's current build at
+// its next workflow task, replaying its history there (patched() and the committed histories
+// keep that safe).
+declareVersioningBehavior('AUTO_UPGRADE', disruptionWorkflow);

@@ -11,6 +11,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { declareVersioningBehavior } from './versioning';
 import { autonodeKubeconfigSecret } from '../core/hostedcluster/secrets';
 import type { EnablementActivities, HostedClusterRef, Observation } from '../activities/enablement/activity';
 import { TaskQueuesSchema, defaultTaskQueues, durationToMs, type ClusterRef, type ConditionUpdate, type TaskQueues } from '../core/lifecycle';
@@ -199,3 +200,8 @@ export async function enablementWorkflow(input: EnablementWorkflowInput): Promis
   phase('Disabled');
   return status;
 }
+
+// ADR 0009: one run per cluster that never ends; it follows the deployment's current build at
+// its next workflow task, replaying its history there (patched() and the committed histories
+// keep that safe).
+declareVersioningBehavior('AUTO_UPGRADE', enablementWorkflow);

@@ -12,6 +12,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { declareVersioningBehavior } from './versioning';
 import type { ManagementWatchActivities, ManagementWatchInput } from '../activities/enablement/management-watch';
 import { TaskQueuesSchema, defaultTaskQueues } from '../core/lifecycle';
 import { AutoNodePhase } from './search-attributes';
@@ -76,3 +77,8 @@ export async function managementWatchWorkflow(input: ManagementWatchWorkflowInpu
     }
   }
 }
+
+// ADR 0009: one run per cluster that never ends; it follows the deployment's current build at
+// its next workflow task, replaying its history there (patched() and the committed histories
+// keep that safe).
+declareVersioningBehavior('AUTO_UPGRADE', managementWatchWorkflow);

@@ -11,6 +11,7 @@ import {
   defineUpdate,
   getExternalWorkflowHandle,
   isCancellation,
+  makeContinueAsNewFunc,
   patched,
   proxyActivities,
   setCurrentDetails,
@@ -18,6 +19,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { declareVersioningBehavior } from './versioning';
 import type { NodeClaimCloudActivities } from '../activities/nodeclaim/cloud';
 import type { NodeClaimKubeActivities } from '../activities/nodeclaim/kube';
 import {
@@ -67,6 +69,14 @@ const LIFECYCLE_AS_DATA = 'lifecycle-as-data';
  * (one more command). Runs recorded before it never send that signal on replay.
  */
 const PARTIAL_ICE_MEMORY = 'partial-ice-memory';
+/**
+ * Worker versioning (ADR 0009): a run is pinned to the build that started it. Once the
+ * deployment's current build is another one, the run continues as new at its next wait,
+ * carrying its state, and the new run starts on the current build. An old build so drains
+ * within one wait (resync; steadyResync for a steady node) instead of within a node's life.
+ * Unversioned workers never see the flag: their runs take this path never.
+ */
+const UPGRADE_ON_NEW_BUILD = 'upgrade-on-new-build';
 
 /**
  * One NodeClaim's life: launch → approve the kubelet's client CSR → register → approve its
@@ -82,6 +92,10 @@ export async function nodeClaimWorkflow(rawInput: NodeClaimWorkflowInput, resume
   const carried = carryOver(resume);
   return new LifecycleDriver(rawInput, input, carried).run();
 }
+
+// ADR 0009: a claim lives as long as its node (weeks); each run is pinned to the build that
+// started it and moves to the current build by continuing as new (UPGRADE_ON_NEW_BUILD).
+declareVersioningBehavior('PINNED', nodeClaimWorkflow);
 
 /** A v1 run continues as new from steady state only; anything else walks again from Pending (idempotent). */
 function carryOver(resume: NodeClaimCarryOver | NodeClaimResumeState | undefined): NodeClaimCarryOver {
@@ -195,12 +209,15 @@ class LifecycleDriver {
           throw ApplicationFailure.nonRetryable(action.message, 'LifecycleFailed' satisfies FailureType);
         case 'restart':
           return await continueAsNew<typeof nodeClaimWorkflow>({ ...this.rawInput, nodeClaim: { name: this.input.nodeClaim.name, uid: action.uid } });
-        case 'wait':
-          if (this.historyIsLong()) {
+        case 'wait': {
+          const upgrade = this.newBuildIsCurrent();
+          if (upgrade || this.historyIsLong()) {
             await condition(allHandlersFinished);
-            return await continueAsNew<typeof nodeClaimWorkflow>(this.rawInput, { state: this.state, timings: this.timings });
+            const next = upgrade ? makeContinueAsNewFunc<typeof nodeClaimWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' }) : continueAsNew<typeof nodeClaimWorkflow>;
+            return await next(this.rawInput, { state: this.state, timings: this.timings });
           }
           break;
+        }
         default:
           break;
       }
@@ -245,6 +262,11 @@ class LifecycleDriver {
   private async reportExhausted(offerings: OfferingRef[] | undefined): Promise<void> {
     if (offerings === undefined || offerings.length === 0 || !patched(PARTIAL_ICE_MEMORY)) return;
     await CancellationScope.nonCancellable(() => this.tellProvisioner(offerings, { replan: false }));
+  }
+
+  /** The worker deployment's current build is not this run's (pinned) one: move onto it (UPGRADE_ON_NEW_BUILD). */
+  private newBuildIsCurrent(): boolean {
+    return workflowInfo().targetWorkerDeploymentVersionChanged && patched(UPGRADE_ON_NEW_BUILD);
   }
 
   private historyIsLong(): boolean {

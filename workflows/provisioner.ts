@@ -11,6 +11,7 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
+import { declareVersioningBehavior } from './versioning';
 import type { ProvisionerActivities } from '../activities/provisioner/activity';
 import { batchResult, batchToCreate, type BatchResult } from '../core/provisioning/batch';
 import { ClusterRefSchema, TaskQueuesSchema, defaultTaskQueues, durationToMs, type ClusterRef, type OfferingRef, type TaskQueues } from '../core/lifecycle';
@@ -201,3 +202,8 @@ export async function provisionerWorkflow(input: ProvisionerWorkflowInput): Prom
     }
   }
 }
+
+// ADR 0009: one run per cluster that never ends; it follows the deployment's current build at
+// its next workflow task, replaying its history there (patched() and the committed histories
+// keep that safe).
+declareVersioningBehavior('AUTO_UPGRADE', provisionerWorkflow);

@@ -15,6 +15,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { declareVersioningBehavior } from './versioning';
 import type { GcActivities, GcSummary } from '../activities/gc/activity';
 import type { WatchActivities } from '../activities/watch/activity';
 import { ClusterRefSchema, TaskQueuesSchema, defaultTaskQueues, durationToMs, type ClusterRef, type TaskQueues } from '../core/lifecycle';
@@ -176,3 +177,8 @@ export async function watchWorkflow(input: WatchWorkflowInput): Promise<void> {
     });
   }
 }
+
+// ADR 0009: one run per cluster that never ends; it follows the deployment's current build at
+// its next workflow task, replaying its history there (patched() and the committed histories
+// keep that safe).
+declareVersioningBehavior('AUTO_UPGRADE', watchWorkflow);

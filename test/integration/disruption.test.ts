@@ -7,6 +7,7 @@ import { CreateSecurityGroupCommand, DeleteSecurityGroupCommand, DescribeImagesC
 import { disruptionWorkflowId } from '../../core/lifecycle';
 import { type DisruptionStatus } from '../../workflows/disruption';
 import { watchWorkflowId } from '../../workflows/watch';
+import { recordHistory, runHistoryWith } from '../support/histories';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
 
 jest.setTimeout(400_000);
@@ -86,6 +87,13 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
   const claimsOfPool = () => claimsOf(pool);
   const initialized = (c: Awaited<ReturnType<typeof claimsOf>>[number]) => c.status?.conditions?.some((x) => x.type === 'Initialized' && x.status === 'True') ?? false;
   const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  /**
+   * Commits the run of the cluster's disruption workflow that scheduled `activities` as the
+   * fixture `name` replayed by test/unit/replay.test.ts (npm run record:histories): a
+   * command is carried out within one run, whichever run that was.
+   */
+  const recordDisruption = (name: string, activities: string[]) =>
+    recordHistory(name, () => runHistoryWith(lh.t.client, disruptionWorkflowId(lh.h.cluster.name), activities));
   const startDisruption = () => {
     const cluster = { name: lh.h.cluster.name, region: lh.h.cluster.region };
     return lh.t.client.workflow.start('disruptionWorkflow', {
@@ -132,6 +140,8 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
     await lh.guest.core.patchNode({ name: held.status!.nodeName!, body: { metadata: { annotations: { 'karpenter.sh/do-not-disrupt': null } } } }, mergePatch);
     await eventually('the released claim gone', async () => ((await claimsOfPool()).length === 0 ? true : undefined), 120_000);
     expect(await lh.instanceState(instances.get(held.metadata.name)!)).toMatch(/shutting-down|terminated/);
+    // a round with an emptiness command: validate, taint, delete, wait for the node to go
+    await recordDisruption('disruption-emptiness', ['validateCommand', 'startCommand', 'deleteCandidates', 'commandNodesLeft']);
   });
 
   it('a NodePool template change drifts every node: each is replaced before it goes, one at a time, and the pods keep running', async () => {
@@ -174,6 +184,8 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
     }, 120_000);
     const status = await disruption.query<DisruptionStatus>('status');
     expect(status.lastCommand).toEqual(expect.objectContaining({ outcome: 'done', command: expect.objectContaining({ method: 'drift', reason: 'Drifted', replace: true }) }));
+    // a drift command with a replacement: plan it, taint, launch it, wait until it is Initialized, delete
+    await recordDisruption('disruption-drift-replace', ['planReplacements', 'validateCommand', 'startCommand', 'createClaims', 'replacementsState', 'deleteCandidates', 'commandNodesLeft']);
   });
 
   it('an AMI change on the EC2NodeClass (as a release upgrade makes it) drifts its nodes, and each is replaced on the new AMI', async () => {
@@ -309,6 +321,7 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
       return s.lastCommand?.command.method === 'consolidation' ? s : undefined;
     }, 30_000);
     expect(status.lastCommand).toEqual(expect.objectContaining({ outcome: 'done', command: expect.objectContaining({ method: 'consolidation', reason: 'Underutilized', replace: false, summary: expect.stringContaining('fit elsewhere') }) }));
+    await recordDisruption('disruption-consolidation-delete', ['simulateConsolidation', 'startCommand', 'deleteCandidates']);
   });
 
   it('many-to-many: four one-pod nodes re-packed into two cheaper ones in one command (Karpenter stops at three into one)', async () => {
@@ -358,5 +371,7 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
     expect(bound).toBeGreaterThan(0);
     expect(bound).toBeLessThanOrEqual(price);
     console.log(`many-to-many: ${status.lastCommand!.command.summary}`);
+    // the multi-node simulation round and its many-to-many command
+    await recordDisruption('disruption-many-to-many', ['simulateMultiNodeConsolidation', 'startCommand', 'createClaims', 'replacementsState', 'deleteCandidates']);
   });
 });

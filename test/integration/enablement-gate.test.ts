@@ -25,6 +25,7 @@ import { type EnablementStatus } from '../../workflows/enablement';
 import { installCrds } from '../support/crds';
 import { aPoolWithWorkload, allPodsRunning, conditionOf, readHostedCluster, roleEc2ClientFactory, runningWorkflowsOf, workflowStatus } from '../support/enablement';
 import { eventually } from '../support/eventually';
+import { recordHistory, runsOf } from '../support/histories';
 import { forceDeleteNodeClaims } from '../support/lifecycle';
 import { loadStackInfo } from '../support/stack';
 import { temporalHarness, workflowBundle, type TemporalHarness } from '../support/temporal';
@@ -160,6 +161,13 @@ describe('enablement by spec.autoNode and the Autoprovision gate, and HostedClus
     expect(conditionOf(after, 'AutoNodeEnabled')).toEqual(expect.objectContaining({ status: 'False', reason: 'Disabled' }));
     // visibility lags a little behind the workflows' ends
     await eventually(`no workflow of ${hc.infraID} running`, async () => (await runningWorkflowsOf(t.client, hc.infraID)).length === 0, 30_000);
+    // the committed enablement history test/unit/replay.test.ts replays (npm run
+    // record:histories): its last run — steady reconciles, then spec.autoNode gone: the
+    // teardown, completed. Here that run is its whole life, the enable too.
+    await recordHistory('enablement-teardown', async () => {
+      const runs = await runsOf(t.client, enablementWorkflowId(ref));
+      return t.client.workflow.getHandle(enablementWorkflowId(ref), runs[runs.length - 1]).fetchHistory();
+    });
   });
 
   it('enabled through the starter with the gate off, then the HostedCluster deleted: the finalizer holds it until no instance is left', async () => {
@@ -186,5 +194,8 @@ describe('enablement by spec.autoNode and the Autoprovision gate, and HostedClus
     await eventually(`no workflow of ${hc.infraID} running`, async () => (await runningWorkflowsOf(t.client, hc.infraID)).length === 0, 30_000);
     // nothing of autonode is left in the guest either
     await expect(guest.config.makeApiClient(RbacAuthorizationV1Api).readClusterRole({ name: 'autonode' })).rejects.toThrow(/404|not found/i);
+    // the management watch so far (still running): report-only, the gate on (the watch
+    // restarted in Autoprovision mode), off again; replayed by test/unit/replay.test.ts
+    await recordHistory('management-watch-gate-changes', () => t.client.workflow.getHandle(MANAGEMENT_WATCH_WORKFLOW_ID).fetchHistory());
   });
 });

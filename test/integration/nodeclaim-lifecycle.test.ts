@@ -1,11 +1,9 @@
 import { z } from 'zod';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { AppsV1Api, PolicyV1Api, StorageV1Api } from '@kubernetes/client-node';
 import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
 import { ensureCustomNodeClass } from '../../dev/autonode/nodeclass';
 import { nodeClaimWorkflowId, type NodeClaimResult, type NodeClaimStatusView } from '../../core/lifecycle';
+import { recordHistory } from '../support/histories';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
 
 const RESOURCES = ['cpu', 'memory', 'pods', 'ephemeral-storage'] as const;
@@ -92,13 +90,10 @@ describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto +
     await lh.guest.core.deleteNode({ name: nodeName });
     const result = await handle.result();
     expect(result.end).toEqual({ kind: 'deleted', by: 'node' });
-    if (process.env.AUTONODE_RECORD_HISTORY) {
-      // Refreshes the committed history that test/unit/replay.test.ts replays: run this test
-      // with AUTONODE_RECORD_HISTORY=1 after a deliberate, patched() change to the workflow.
-      // (nodeclaim-v1-*.json are runs of the first shape, kept to replay through its frozen code.)
-      const history = await handle.fetchHistory();
-      writeFileSync(join(__dirname, '..', 'fixtures', 'histories', 'nodeclaim-happy-path.json'), historyToJSON(history));
-    }
+    // Refreshes the committed history that test/unit/replay.test.ts replays (npm run
+    // record:histories, after a deliberate, patched() change to the workflow).
+    // (nodeclaim-v1-*.json are runs of the first shape, kept to replay through its frozen code.)
+    await recordHistory('nodeclaim-happy-path', () => handle.fetchHistory());
     const instanceId = status.instance?.instanceId ?? '';
     expect(await lh.instanceState(instanceId)).toMatch(/shutting-down|terminated/);
     await eventually('the Node to be gone', async () => (await lh.guest.core.listNode()).items.every((n) => n.metadata?.name !== nodeName));

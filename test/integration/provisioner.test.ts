@@ -5,14 +5,12 @@ import { AppsV1Api, type V1Pod } from '@kubernetes/client-node';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createProvisionerActivities } from '../../activities/provisioner/activity';
 import { type BatchResult } from '../../core/provisioning';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { z } from 'zod';
 import { nodeClaimWorkflowId, provisionerWorkflowId } from '../../core/lifecycle';
 import { type ProvisionerStatus } from '../../workflows/provisioner';
 import { watchWorkflowId } from '../../workflows/watch';
 import { ensureCustomNodeClass } from '../../dev/autonode/nodeclass';
+import { recordHistory } from '../support/histories';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
 
 jest.setTimeout(300_000);
@@ -137,11 +135,10 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
     const status = await provisioner().query<ProvisionerStatus>('status');
     expect(status.batches).toBeGreaterThan(0);
     expect(status.lastBatch?.batchId).toBeTruthy();
-    if (process.env.AUTONODE_RECORD_HISTORY) {
-      // Refreshes the committed provisioner history test/unit/replay.test.ts replays (after a
-      // deliberate, patched() change to workflows/provisioner.ts).
-      writeFileSync(join(__dirname, '..', 'fixtures', 'histories', 'provisioner-plan-then-create.json'), historyToJSON(await provisioner().fetchHistory()));
-    }
+    // The committed provisioner history of the patched('plan-then-create') path that
+    // test/unit/replay.test.ts replays (npm run record:histories, after a deliberate,
+    // patched() change to workflows/provisioner.ts).
+    await recordHistory('provisioner-plan-then-create', () => provisioner().fetchHistory());
 
     // kubectl get nodepools: NODES and READY
     const stored = z.object({ status: z.object({ resources: z.record(z.string(), z.string()), conditions: z.array(z.object({ type: z.string(), status: z.string() })) }) })
@@ -404,15 +401,16 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
       expect(Date.parse(o.until) - Date.now()).toBeGreaterThan(60_000);
       expect(Date.parse(o.until) - Date.now()).toBeLessThanOrEqual(180_000);
     }
-    if (process.env.AUTONODE_RECORD_HISTORY && claim) {
+    if (claim) {
       // the claim's first run: its launch and the `partial-ice-memory` signal (replayed by test/unit/replay.test.ts)
-      const handle = lh.t.client.workflow.getHandle(nodeClaimWorkflowId(lh.h.cluster.name, claim.metadata.name));
-      const firstRunId = (await handle.describe()).raw.workflowExecutionInfo?.firstRunId ?? undefined;
-      const history = await lh.t.client.workflow.getHandle(handle.workflowId, firstRunId).fetchHistory();
-      writeFileSync(join(__dirname, '..', 'fixtures', 'histories', 'nodeclaim-partial-ice.json'), historyToJSON(history));
-      // and the provisioner that took the two-argument (replan: false) signal
-      writeFileSync(join(__dirname, '..', 'fixtures', 'histories', 'provisioner-partial-ice.json'), historyToJSON(await provisioner().fetchHistory()));
+      await recordHistory('nodeclaim-partial-ice', async () => {
+        const handle = lh.t.client.workflow.getHandle(nodeClaimWorkflowId(lh.h.cluster.name, claim.metadata.name));
+        const firstRunId = (await handle.describe()).raw.workflowExecutionInfo?.firstRunId ?? undefined;
+        return lh.t.client.workflow.getHandle(handle.workflowId, firstRunId).fetchHistory();
+      });
     }
+    // and the provisioner that took the two-argument (replan: false) signal
+    await recordHistory('provisioner-partial-ice', () => provisioner().fetchHistory());
     lh.h.proxy.reset();
   });
 

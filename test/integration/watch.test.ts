@@ -1,10 +1,8 @@
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { nodeClaimWorkflowId, type NodeClaimResult, type NodeClaimStatusView } from '../../core/lifecycle';
 import { GC_FAILED_REASON } from '../../activities/watch/gc-failure-event';
 import { watchWorkflowId, type WatchStatus } from '../../workflows/watch';
 import { aLaunchRequest } from '../support/cloud';
+import { recordHistory } from '../support/histories';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
 
 describe('cluster watch workflow (real guest API server)', () => {
@@ -68,10 +66,8 @@ describe('cluster watch workflow (real guest API server)', () => {
 
     await watch.cancel();
     await expect(watch.result()).resolves.toBeUndefined();
-    if (process.env.AUTONODE_RECORD_HISTORY) {
-      // refreshes the history test/unit/replay.test.ts replays (see nodeclaim-lifecycle.test.ts)
-      writeFileSync(join(__dirname, '..', 'fixtures', 'histories', 'watch-with-gc.json'), historyToJSON(await watch.fetchHistory()));
-    }
+    // refreshes the history test/unit/replay.test.ts replays (see nodeclaim-lifecycle.test.ts)
+    await recordHistory('watch-with-gc', () => watch.fetchHistory());
   });
 
   it('shows failed GC rounds in its status and writes one Warning Event per run of failures', async () => {
@@ -118,10 +114,8 @@ describe('cluster watch workflow (real guest API server)', () => {
 
     await watch.cancel();
     await expect(watch.result()).resolves.toBeUndefined();
-    if (process.env.AUTONODE_RECORD_HISTORY) {
-      // the patched('surface-gc-failures') path; watch-gc-failures-before-patch.json is the
-      // same scenario recorded once from the code before the patch (not refreshable)
-      writeFileSync(join(__dirname, '..', 'fixtures', 'histories', 'watch-gc-failures.json'), historyToJSON(await watch.fetchHistory()));
-    }
+    // the patched('surface-gc-failures') path; watch-gc-failures-before-patch.json is the
+    // same scenario recorded once from the code before the patch (not refreshable)
+    await recordHistory('watch-gc-failures', () => watch.fetchHistory());
   });
 });

@@ -23,7 +23,13 @@ export default async function globalSetup(): Promise<void> {
   const say = (line: string) => process.stderr.write(`[stack] ${line}\n`);
   // A low continue-as-new threshold: long-lived workflows reach it within seconds, so the
   // tests exercise the hand-over between runs that production sees after days.
-  const stack = await startStack({ log: say, temporalDynamicConfig: { 'limit.historyCount.suggestContinueAsNew': CONTINUE_AS_NEW_SUGGESTED_AT } });
+  const stack = await startStack({ log: say, temporalDynamicConfig: {
+    'limit.historyCount.suggestContinueAsNew': CONTINUE_AS_NEW_SUGGESTED_AT,
+    // worker-versions.test.ts: a drained build reads DRAINED seconds after its last pinned
+    // workflow moved, not minutes (the defaults wait 3 min for visibility, then re-check)
+    'matching.wv.VersionDrainageStatusVisibilityGracePeriod': '5s',
+    'matching.wv.VersionDrainageStatusRefreshInterval': '2s',
+  } });
   globalThis.__autonodeStack = stack;
   // Ctrl-C during a run: jest may never reach the teardown, so stop here too.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -9,6 +9,7 @@ import type { MultiNodeSimulation, ProvisionerActivities } from '../../activitie
 import type { CompactClaim, PlannedBatch } from '../../core/provisioning';
 import type { CommandCandidate, DisruptionCommand } from '../../core/disruption';
 import { disruptionWorkflowId } from '../../core/lifecycle';
+import { recordHistory } from '../support/histories';
 import { type DisruptionStatus } from '../../workflows/disruption';
 import { startTimeSkipping, type TimeSkippingHarness } from './support';
 
@@ -130,6 +131,8 @@ it('a command that still holds after the 15 s delay is carried out: taint, delet
   expect(made[1]!.at - made[0]!.at).toBeGreaterThanOrEqual(15_000);
   // right after a command, the next round at once (not after the poll interval)
   await runUntil('holds', (s) => s.rounds >= 2);
+  // committed for test/unit/replay.test.ts (npm run record:histories): validate, taint, delete, wait gone
+  await recordHistory('disruption-command-timeskipping', () => handle.fetchHistory());
   await handle.terminate('test over');
 });
 
@@ -165,6 +168,8 @@ it('many-to-many: the longest worthwhile prefix is re-packed — replacements la
   expect(status.lastCommand!.command.summary).toContain('new nodes $0.3800/h, LP bound $0.3500/h (1.086×)');
   const made = calls.get('repack')!.map((c) => c.name);
   expect(made.slice(0, 9)).toEqual(['planRound', 'simulateMultiNodeConsolidation', 'validateCommand', 'revalidateConsolidation repack', 'startCommand', 'createClaims r-1,r-2', 'replacementsState', 'deleteCandidates', 'commandNodesLeft']);
+  // the multi-node round and its command: taint, replacements, wait Initialized, delete
+  await recordHistory('disruption-many-to-many-timeskipping', () => handle.fetchHistory());
   await handle.terminate('test over');
 });
 

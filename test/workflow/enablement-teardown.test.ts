@@ -2,7 +2,9 @@
 // management watch starts knows its cluster from the spec, so every NodeClaim is deleted and
 // every instance waited for before the finalizer goes (time-skipping server, scripted activities).
 import { Worker } from '@temporalio/worker';
+import { recordHistory } from '../support/histories';
 import type { EnablementActivities } from '../../activities/enablement/activity';
+import { autonodeKubeconfigSecret } from '../../core/hostedcluster/secrets';
 import { type EnablementStatus } from '../../workflows/enablement';
 import { startTimeSkipping, type TimeSkippingHarness } from './support';
 
@@ -50,8 +52,9 @@ it('a teardown-only run deletes the claims and waits for the instances of the cl
     })) as EnablementStatus;
     expect(status.phase).toBe('Disabled');
     expect(status.cluster).toBe('gone-1');
-    const cluster = { name: 'gone-1', region: 'us-east-1', credentialsRef: 'arn:aws:iam::123456789012:role/gone', kubeconfigSecret: { namespace: 'clusters', name: 'gone-autonode-kubeconfig', key: 'kubeconfig' } };
+    const cluster = { name: 'gone-1', region: 'us-east-1', credentialsRef: 'arn:aws:iam::123456789012:role/gone', kubeconfigSecret: autonodeKubeconfigSecret({ namespace: 'clusters', name: 'gone' }) };
     expect(calls.map((c) => c.name)).toEqual(['stopProvisioning', 'removeNodeClaims', 'removeNodeClaims', 'disableGuest']);
+    await recordHistory('enablement-teardown-only-timeskipping', () => h.env.client.workflow.getHandle('autonode/clusters/gone').fetchHistory());
     expect(calls[0]!.arg).toEqual(expect.objectContaining({ cluster }));
     expect(calls[1]!.arg).toEqual(expect.objectContaining({ cluster }));
     expect(calls[3]!.arg).toEqual(expect.objectContaining({ cluster }));

@@ -4,6 +4,7 @@
 // (test/unit/kube/secret-kubeconfig.test.ts).
 import { Context } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
+import { recordHistory } from '../support/histories';
 import type { EnablementActivities } from '../../activities/enablement/activity';
 import { type EnablementStatus } from '../../workflows/enablement';
 import { MINUTE, startTimeSkipping, type TimeSkippingHarness } from './support';
@@ -53,6 +54,9 @@ it('mints a new guest token once half of the last one’s life has gone, and not
     await handle.signal('disable');
     const status = (await handle.result()) as EnablementStatus;
     expect(status.phase).toBe('Disabled');
+    // enable, 25 minutes of steady reconciles and token renewals, disable and the teardown, in
+    // one run (it stays under the continue-as-new threshold), for test/unit/replay.test.ts
+    await recordHistory('enablement-lifetime-timeskipping', () => handle.fetchHistory());
 
     // minted at the start, then at 10 and 20 minutes (each within one resync of its half-life)
     expect(minted).toHaveLength(3);

@@ -3,6 +3,7 @@
 // worker reports a different gate.
 import { Context } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
+import { recordHistory } from '../support/histories';
 import type { ManagementWatchActivities } from '../../activities/enablement/management-watch';
 import { MANAGEMENT_WATCH_WORKFLOW_ID } from '../../core/enablement/management-watch';
 import type { ManagementWatchStatus } from '../../workflows/management-watch';
@@ -75,5 +76,6 @@ it('runs the watch in the gate’s mode, restarts it on a gate change and not on
   expect(starts).toEqual([false, true]);
   expect(cancelled).toBe(1);
   expect(await handle.query<ManagementWatchStatus>('status')).toEqual(expect.objectContaining({ autoprovision: true, starts: 2 }));
+  await recordHistory('management-watch-gate-change-timeskipping', () => handle.fetchHistory());
   await handle.terminate('test over');
 });
