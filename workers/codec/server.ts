@@ -27,13 +27,17 @@ export interface CodecServerOptions {
 
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 const Base64Schema = z.string().regex(BASE64, 'must be base64');
-const PayloadsBodySchema = z.object({
-  payloads: z.array(
-    z.object({
-      metadata: z.record(z.string(), Base64Schema).nullish(),
-      data: Base64Schema.nullish(),
-    }),
-  ),
+// proto3 JSON: an empty list is left out (`temporal workflow query` without arguments sends
+// `{}`), and an unknown field is an error (`{"payload": […]}` is refused, not read as none)
+const PayloadsBodySchema = z.strictObject({
+  payloads: z
+    .array(
+      z.object({
+        metadata: z.record(z.string(), Base64Schema).nullish(),
+        data: Base64Schema.nullish(),
+      }),
+    )
+    .default([]),
 });
 type JsonPayload = z.infer<typeof PayloadsBodySchema>['payloads'][number];
 

@@ -63,6 +63,11 @@ describe('codec server (open, for the UI at one origin)', () => {
     expect(defaultPayloadConverter.fromPayload((await codec.decode([sealed!]))[0]!)).toBe('a signal argument');
   });
 
+  it('answers `{}` (proto3 JSON of no payloads, as `temporal workflow query` sends for a query without arguments) with none', async () => {
+    const answer = await call(server, { path: '/encode', body: '{}', headers: { 'Content-Type': 'application/json', 'X-Namespace': 'default' } });
+    expect([answer.status, JSON.parse(answer.body)]).toEqual([200, { payloads: [] }]);
+  });
+
   it.each(['/default/decode', '/codec/autonode/default/decode'])('serves %s too (the CLI templates the endpoint; a proxy mounts it deeper) and passes plain payloads through', async (path) => {
     const plain = defaultPayloadConverter.toPayload({ before: 'encryption' });
     const answer = await post(server, path, [plain]);
@@ -96,7 +101,7 @@ describe('codec server (open, for the UI at one origin)', () => {
   it.each<[string, { method?: string; path: string; body?: string }, number, RegExp]>([
     ['an unknown key id (422, naming it)', { path: '/decode', body: 'UNKNOWN' }, 422, /key "old", which is not in this process's keyring/],
     ['a body that is not JSON', { path: '/decode', body: '{"payloads": [' }, 400, /body is not JSON/],
-    ['a body without payloads', { path: '/decode', body: '{"payload": []}' }, 400, /payloads: /],
+    ['a body with another field instead of payloads', { path: '/decode', body: '{"payload": []}' }, 400, /payload/],
     ['data that is not base64', { path: '/decode', body: '{"payloads": [{"data": "%%%"}]}' }, 400, /payloads\.0\.data: must be base64/],
     ['GET', { method: 'GET', path: '/decode' }, 405, /GET not allowed: POST/],
     ['an unknown path', { path: '/decrypt', body: '{}' }, 404, /not found/],
