@@ -122,8 +122,10 @@ describe('disruption: scale-down under a PDB, expiry, scheduled budgets (real st
           return s.inFlight === undefined && s.lastCommand?.command.method === 'consolidation' ? s : undefined;
         }, 60_000);
         expect(done.lastCommand).toEqual(expect.objectContaining({ outcome: 'done', command: expect.objectContaining({ method: 'consolidation', reason: 'Underutilized' }) }));
-        // the empty node went first (emptiness), then the consolidation
-        expect(done.commands - commandsBefore).toBeGreaterThanOrEqual(2);
+        // The empty node goes by emptiness first when a round sees it empty; a round that still
+        // sees its last pod terminating leaves it to the multi-node command, which takes it
+        // with the others (one command, as Karpenter's multi-node may). Either way, commands ran.
+        expect(done.commands - commandsBefore).toBeGreaterThanOrEqual(1);
         for (const c of before.filter((b) => !after.some((a) => a.metadata.name === b.metadata.name))) {
           expect(await lh.instanceState(instanceIdOf(c)!)).toMatch(/shutting-down|terminated/);
         }
