@@ -187,6 +187,10 @@ describe('interruption: EventBridge messages from an SQS queue (real stack, moto
     expect(replaced.because).toBe('the replacements were initialized');
     expect(replaced.replacements).toHaveLength(1);
     const replacement = (await claimOf(replaced.replacements[0]!))!;
+    // the launch was told too: the replacement carries the held offering, and did not land on it
+    expect(replacement.metadata.annotations?.['autonode.io/unavailable-offerings']).toBe(`${E.type}/${E.zone}/spot`);
+    const landed = replacement.metadata.labels ?? {};
+    expect(`${landed['node.kubernetes.io/instance-type']}/${landed['topology.kubernetes.io/zone']}/${landed['karpenter.sh/capacity-type']}`).not.toBe(`${E.type}/${E.zone}/spot`);
     // planned without the offering that was taken away
     const plans = (await activityCalls(lh.t.client, interruptionWorkflowId(cluster.name))).filter((c) => c.type === 'planReplacements');
     expect(plans.map((c) => (c.input as { nodes: string[]; unavailable: unknown[] }))).toEqual([{ ...(plans[0]!.input as object), nodes: [E.node], unavailable: [{ instanceType: E.type, zone: E.zone, capacityType: 'spot' }] }]);
