@@ -4,7 +4,8 @@
 // configuration LP's mix (aws-realistic 1k: 143 × t4g.2xlarge at 92–95% use, where the LP
 // buys t4g.small/micro for the small pods and c6g.4xlarge + r6g.12xlarge for the rest).
 //
-// For the pods with no topology rules and no host ports, one column generation over the
+// For the pods with no topology rules or only hostname ones (anti-affinity, hostname
+// spread: per-node caps, see GuideItem) and no host ports, one column generation over the
 // types of every pool (patterns.ts, fast pricing; a pattern is a type of one pool and
 // holds only classes that pool can host) finds the mix of node patterns, starting from
 // the greedy plan's own nodes (so its LP never costs more than them); sequential rounding
@@ -13,7 +14,7 @@
 // constraint (canAddToClaim). Whatever a pattern could not take — a zone clash, a pool
 // limit, the last 5% (with one pool; with several the LP covers it, see coverTail below)
 // — stays waiting for the greedy fill, whose seeds try pools by weight, and which also
-// handles every pod with topology rules. solve() keeps the guided
+// handles every pod with other topology rules (zone spread, pod affinity). solve() keeps the guided
 // plan only when it is cheaper than the greedy one, so the guide can only lower the cost.
 //
 // Rejected (issue 14, finding 3, measured on many-pools, 3,000 pods, five pools, on a
@@ -25,11 +26,24 @@
 //   pool's limits refuse a node: 97.64. One generation over all pools: 95.53 (92.54 with
 //   coverTail), because a class without an arch selector then packs onto the cheaper
 //   arm64 nodes, as the greedy fill's top-ups would.
-// - The same generation for pods with hostname/zone topology rules, with per-node rules
-//   on the patterns (patterns.ts PatternRule): on topology-heavy the rounded patterns
-//   lost to the greedy plan (2,000 pods: greedy 74.28 $/h, guided 81.06, 327 of 2,000
-//   pods refused by zone skew at fill time across six zones; 300 pods: 8.97 against
-//   9.51) and the second pass cost ~10 s. Those pods stay with the greedy fill.
+// - The same generation for pods with hostname/zone topology rules, one row per class
+//   (each deployment its own), with per-node rules on the patterns (patterns.ts
+//   PatternRule): on topology-heavy the rounded patterns lost to the greedy plan (2,000
+//   pods: greedy 74.28 $/h, guided 81.06, 327 of 2,000 pods refused by zone skew at fill
+//   time across six zones; 300 pods: 8.97 against 9.51) and the second pass cost ~10 s.
+//   Hostname-rule classes pooled by shape (GuideItem, h-bound): 69.36 at 2,000 pods; at
+//   300–1,000 pods few deployments share a shape and the guided plan loses (9.51 against
+//   8.97 at 300), so solve() keeps the greedy one there. Zone-spread pods pooled the same
+//   way: 73.52 — every guided claim is pinned to the zone its first pod finds cheapest,
+//   so a deployment's zone-spread pods find no claim in a zone where its count is the
+//   minimum; they stay with the greedy fill.
+// - many-pools (h-bound): a second pass once a limited pool closes (the classes move to
+//   the next heaviest open pools) and top-ups (a lighter pool's pattern may hold any pod
+//   it admits once it holds one for which that pool is the heaviest, as Karpenter fills
+//   in-flight claims of any pool): 101.19 $/h for the second pass, 100.40 with top-ups,
+//   against 98.86 for one pass and the greedy fill. The second pass's LP (414 classes × 175 types) stops on the work
+//   budget after 11 iterations at 77.2 $/h for pods the greedy fill places for ~76; ten
+//   times the budget: 97.50 in 15 s.
 import { maskFor } from './classes';
 import { addToClaimMutating, canAddToClaim, canOpen, openClaimMutating } from './claim';
 import { topologyOf, type SolveContext } from './context';
@@ -156,7 +170,7 @@ function pooledCap(queues: readonly ClassQueue[], context: SolveContext): number
 }
 
 /**
- * The guide plans only pods without topology rules; when they are under half of those
+ * The guide plans only pods without topology rules or with hostname ones; when they are under half of those
  * waiting, the rest's claims (greedy) hold most of the fleet and the free pods are better
  * used topping those up (karpenter-mix: 20% free pods, guided plan no cheaper, 3× slower).
  */
