@@ -19,6 +19,19 @@
 // skew (count + 1 − min ≤ maxSkew, min over every domain an owner could use). Karpenter
 // has no such rule (40–48 of 1,000 pods Pending on its plan of its own benchmark input),
 // so the Karpenter-loop baseline runs without it.
+//
+// Nominations (issue 14, round 2): autonode sets each planned pod's nominatedNodeName to its
+// node just before the node becomes schedulable. kube-scheduler then filters a pod on a node
+// twice, once with the node's other nominees added as if bound (`addGENominatedPods`), and
+// both must pass; for a zone spread that adds only *this node's* nominees to its zone. So an
+// owner whose node holds other, still unbound pods matching its selector can refuse its own
+// node when its zone is at the skew limit, where without nominations it would have fit — and
+// a refusal with no other node clears the nomination. The same guard therefore also keeps a
+// node that holds an owner of a zone-level spread to no pod matching its selector but that
+// owner itself (`hostGuarded`): then a nominee is never refused for another nominee of its
+// node, whatever the arrival order. Rejected: at most maxSkew matching pods per node; it
+// holds only while the owner's zone is the least loaded, and non-self-matching owners (6 of
+// 7 on Karpenter's benchmark input) would still refuse their node in the other orders.
 import { LabelKey } from '../scheduling/labels';
 import type { LabelSelector, PodAffinityTerm, TopologySpread } from './input';
 import { requiredAffinityTerms, requiredAntiAffinityTerms, spreadConstraints } from './preferences';
@@ -40,7 +53,22 @@ export interface TopologyGroup {
   readonly owners: Map<string, number>;
   /** Spread: every domain of the key an owner placed so far could have used (its skew minimum). */
   readonly ownerDomains: Set<string>;
+  /** Spread on a key other than hostname, per node (hostname domain): pods matching the selector, owners, owners matching it. */
+  readonly perHost: Map<string, HostCount>;
   total: number;
+}
+
+export interface HostCount {
+  matching: number;
+  owners: number;
+  ownersMatching: number;
+}
+
+/** A zone-level spread group as one class bears on a node holding it (see the header, nominations). */
+export interface HostGuard {
+  readonly group: TopologyGroup;
+  readonly owns: boolean;
+  readonly matches: boolean;
 }
 
 export interface OwnGroup {
@@ -58,6 +86,8 @@ export interface ClassTopology {
   readonly matching: readonly TopologyGroup[];
   /** Spread groups this class matches without owning: their owners' skew bounds it (guardSpread). */
   readonly guarded: readonly TopologyGroup[];
+  /** Zone-level spread groups this class owns or matches, kept nomination-safe per node (guardSpread). */
+  readonly hostGuarded: readonly HostGuard[];
   /** Anti-affinity groups whose selector this class matches: owners repel it. */
   readonly repelledBy: readonly TopologyGroup[];
   /** Topology keys a node must have a known domain for before this class joins it. */
@@ -89,7 +119,7 @@ export class Topology {
     const identity = JSON.stringify([kind, key, namespaces === undefined ? null : [...namespaces].sort(), selector ?? null, skew.maxSkew, skew.minDomains]);
     let group = this.byKey.get(identity);
     if (group === undefined) {
-      group = { id: this.groups.length, kind, key, namespaces, selector, ...skew, counts: new Map(), owners: new Map(), ownerDomains: new Set(), total: 0 };
+      group = { id: this.groups.length, kind, key, namespaces, selector, ...skew, counts: new Map(), owners: new Map(), ownerDomains: new Set(), perHost: new Map(), total: 0 };
       this.groups.push(group);
       this.byKey.set(identity, group);
     }
@@ -126,7 +156,14 @@ export class Topology {
     ].map((o) => ({ ...o, selfMatch: groupMatches(o.group, subject) }));
     const matching = this.groups.filter((g) => groupMatches(g, subject));
     const repelledBy = matching.filter((g) => g.kind === 'anti');
-    const guarded = this.guardSpread && spec.guardsSpread ? matching.filter((g) => g.kind === 'spread' && !own.some((o) => o.group === g)) : [];
+    const guarding = this.guardSpread && spec.guardsSpread;
+    const guarded = guarding ? matching.filter((g) => g.kind === 'spread' && !own.some((o) => o.group === g)) : [];
+    const hostGuarded: HostGuard[] = [];
+    if (guarding) {
+      const zoneLevel = (g: TopologyGroup) => g.kind === 'spread' && g.key !== LabelKey.hostname;
+      for (const { group, owns, selfMatch } of own) if (owns && zoneLevel(group)) hostGuarded.push({ group, owns: true, matches: selfMatch });
+      for (const group of matching) if (zoneLevel(group) && !hostGuarded.some((h) => h.group === group)) hostGuarded.push({ group, owns: false, matches: true });
+    }
     const keys = [...new Set([...own.map((o) => o.group.key), ...matching.map((g) => g.key), ...repelledBy.map((g) => g.key)])].sort();
     let perNode = Infinity;
     for (const { group, selfMatch } of own) {
@@ -134,7 +171,7 @@ export class Topology {
       if (group.kind === 'anti') perNode = Math.min(perNode, 1);
       if (group.kind === 'spread') perNode = Math.min(perNode, group.maxSkew);
     }
-    return { own, matching, guarded, repelledBy, keys, perNode };
+    return { own, matching, guarded, hostGuarded, repelledBy, keys, perNode };
   }
 
   /**
@@ -186,6 +223,20 @@ export class Topology {
         return `topology spread of pods already in ${domain} (${group.key}, maxSkew ${group.maxSkew}, selector ${describeSelector(group.selector)}): ${domain} has ${count} matching pod(s), the least loaded domain ${min}`;
       }
     }
+    const host = topology.hostGuarded.length > 0 ? domainOf(LabelKey.hostname) : undefined;
+    if (host !== undefined) {
+      for (const { group, owns, matches } of topology.hostGuarded) {
+        const now = group.perHost.get(host);
+        const after = {
+          matching: (now?.matching ?? 0) + (matches ? 1 : 0),
+          owners: (now?.owners ?? 0) + (owns ? 1 : 0),
+          ownersMatching: (now?.ownersMatching ?? 0) + (owns && matches ? 1 : 0),
+        };
+        if (!nominationSafe(after)) {
+          return `topology spread on ${group.key} with nominations (maxSkew ${group.maxSkew}, selector ${describeSelector(group.selector)}): node ${host} would hold ${after.owners} pod(s) owning the constraint and ${after.matching} matching its selector; kube-scheduler counts a node's other nominees against each owner`;
+        }
+      }
+    }
     return undefined;
   }
 
@@ -194,18 +245,35 @@ export class Topology {
    * (`universe`: the domains of a key the pod could have used, its spread minimum's).
    */
   recordMutating(topology: Pick<ClassTopology, 'matching' | 'own'>, domainOf: (key: string) => string | undefined, universe: (key: string) => readonly string[]): void {
+    const host = domainOf(LabelKey.hostname);
+    const perHost = (group: TopologyGroup): HostCount | undefined => {
+      if (host === undefined || group.kind !== 'spread' || group.key === LabelKey.hostname) return undefined;
+      let count = group.perHost.get(host);
+      if (count === undefined) {
+        count = { matching: 0, owners: 0, ownersMatching: 0 };
+        group.perHost.set(host, count);
+      }
+      return count;
+    };
     for (const group of topology.matching) {
       const domain = domainOf(group.key);
       if (domain === undefined) continue;
       group.counts.set(domain, (group.counts.get(domain) ?? 0) + 1);
       group.total += 1;
+      const count = perHost(group);
+      if (count !== undefined) count.matching += 1;
     }
-    for (const { group, owns } of topology.own) {
+    for (const { group, owns, selfMatch } of topology.own) {
       if (!owns) continue;
       const domain = domainOf(group.key);
       if (domain === undefined) continue;
       group.owners.set(domain, (group.owners.get(domain) ?? 0) + 1);
       if (group.kind === 'spread' && group.key !== LabelKey.hostname) for (const d of universe(group.key)) group.ownerDomains.add(d);
+      const count = perHost(group);
+      if (count !== undefined) {
+        count.owners += 1;
+        if (selfMatch) count.ownersMatching += 1;
+      }
     }
   }
 
@@ -213,6 +281,15 @@ export class Topology {
   matchingGroups(subject: Subject): TopologyGroup[] {
     return this.groups.filter((g) => groupMatches(g, subject));
   }
+}
+
+/**
+ * A node's pods of one zone-level spread group are nomination-safe when no owner there can
+ * see another pod of the node matching its selector: no owner, no matching pod, or exactly
+ * one pod that is both (see the header).
+ */
+export function nominationSafe(count: HostCount): boolean {
+  return count.owners === 0 || count.matching === 0 || (count.matching === 1 && count.owners === 1 && count.ownersMatching === 1);
 }
 
 function groupMatches(group: TopologyGroup, subject: Subject): boolean {
