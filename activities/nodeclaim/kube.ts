@@ -148,7 +148,7 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
      * present. Reviews the node's CSRs first: the serving CSR arrives after registration.
      */
     async reviewInitialization(input: ClaimRef & { nodeName: string; instance?: LaunchedInstance; policy: CsrPolicyConfig }) {
-      const { claims, nodes, event } = await connect(input.cluster);
+      const { guest, claims, nodes, event } = await connect(input.cluster);
       const claim = await mustGet(claims, input.name);
       if (input.instance) {
         await deps.reviewNodeCsrs(input.cluster, { nodeName: input.instance.privateDnsName, instance: input.instance, registered: true, policy: input.policy, nodeClaim: input.name });
@@ -159,6 +159,14 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
       if (blocker) {
         await claims.patchStatus(claim, { conditions: [{ type: 'Initialized', status: 'Unknown', reason: 'AwaitingInitialization', message: blocker }] }, now().toISOString());
         return { initialized: false, blocker, ready: node.readyCondition };
+      }
+      // A node registered before it was Ready (a real kubelet's usual order) failed every
+      // pod while not-ready, and each failure cleared a nomination: the planned pods still
+      // Pending are nominated again as the node becomes usable. Those already bound, or
+      // nominated here still, are left as they are.
+      if (node.labels[INITIALIZED_LABEL] !== 'true') {
+        const nominations = await nominatePlannedPods(guest, claim, node.name);
+        if (nominations.forbidden) activityLog('warn', 'planned pods not nominated: forbidden to patch pods/status', { cluster: input.cluster.name, nodeclaim: input.name, node: node.name });
       }
       await nodes.label(input.nodeName, { [INITIALIZED_LABEL]: 'true' });
       await claims.patchStatus(claim, { conditions: [{ type: 'Initialized', status: 'True', reason: 'Initialized', message: '' }] }, now().toISOString());
