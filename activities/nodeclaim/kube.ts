@@ -4,7 +4,8 @@ import { failWith } from '../failures';
 import { attachedVolumes, drainPass } from '../kube/drain';
 import { createEventRecorder } from '../kube/events';
 import { NodeClaimStore, type StoredNodeClaim } from '../kube/nodeclaims';
-import { DISRUPTED_TAINT, INITIALIZED_LABEL, NODEPOOL_LABEL, NodeStore } from '../kube/nodes';
+import { nominatePlannedPods } from '../kube/nominations';
+import { DISRUPTED_TAINT, INITIALIZED_LABEL, NODEPOOL_LABEL, NodeStore, REGISTERED_LABEL } from '../kube/nodes';
 import { activityLog } from '../log';
 import { type AutonodeMetrics } from '../metrics';
 
@@ -111,7 +112,7 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
      * is Registered.
      */
     async reviewRegistration(input: ClaimRef & { instance: LaunchedInstance; policy: CsrPolicyConfig }): Promise<{ registered: boolean; nodeName?: string; denied: string[] }> {
-      const { claims, nodes, event } = await connect(input.cluster);
+      const { guest, claims, nodes, event } = await connect(input.cluster);
       const claim = await mustGet(claims, input.name);
       const node = await nodes.findByProviderId(input.instance.providerId);
       const csrs = await deps.reviewNodeCsrs(input.cluster, {
@@ -123,6 +124,17 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
       });
       const denied = csrs.denied.map((d) => `${d.name} (${d.check})`);
       if (!node) return { registered: false, denied };
+      // The last moment before the node takes pods: its planned pods are nominated to it
+      // first (activities/kube/nominations.ts), once — a retry after the taint is gone must
+      // not renominate pods kube-scheduler has since placed or cleared.
+      if (node.labels[REGISTERED_LABEL] !== 'true') {
+        const nominations = await nominatePlannedPods(guest, claim, node.name);
+        if (nominations.nominated.length > 0 || nominations.forbidden) {
+          activityLog(nominations.forbidden ? 'warn' : 'info', nominations.forbidden ? 'planned pods not nominated: forbidden to patch pods/status' : 'planned pods nominated', {
+            cluster: input.cluster.name, nodeclaim: input.name, node: node.name, nominated: nominations.nominated.length, skipped: nominations.skipped.length,
+          });
+        }
+      }
       await nodes.syncRegistered(claim, node.name);
       if (claim.status?.nodeName !== node.name || !claim.status?.conditions?.some((c) => c.type === 'Registered' && c.status === 'True')) {
         await claims.patchStatus(claim, { nodeName: node.name, conditions: [{ type: 'Registered', status: 'True', reason: 'Registered', message: `Node ${node.name}` }] }, now().toISOString());
@@ -136,7 +148,7 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
      * present. Reviews the node's CSRs first: the serving CSR arrives after registration.
      */
     async reviewInitialization(input: ClaimRef & { nodeName: string; instance?: LaunchedInstance; policy: CsrPolicyConfig }) {
-      const { claims, nodes, event } = await connect(input.cluster);
+      const { guest, claims, nodes, event } = await connect(input.cluster);
       const claim = await mustGet(claims, input.name);
       if (input.instance) {
         await deps.reviewNodeCsrs(input.cluster, { nodeName: input.instance.privateDnsName, instance: input.instance, registered: true, policy: input.policy, nodeClaim: input.name });
@@ -147,6 +159,14 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
       if (blocker) {
         await claims.patchStatus(claim, { conditions: [{ type: 'Initialized', status: 'Unknown', reason: 'AwaitingInitialization', message: blocker }] }, now().toISOString());
         return { initialized: false, blocker, ready: node.readyCondition };
+      }
+      // A node registered before it was Ready (a real kubelet's usual order) failed every
+      // pod while not-ready, and each failure cleared a nomination: the planned pods still
+      // Pending are nominated again as the node becomes usable. Those already bound, or
+      // nominated here still, are left as they are.
+      if (node.labels[INITIALIZED_LABEL] !== 'true') {
+        const nominations = await nominatePlannedPods(guest, claim, node.name);
+        if (nominations.forbidden) activityLog('warn', 'planned pods not nominated: forbidden to patch pods/status', { cluster: input.cluster.name, nodeclaim: input.name, node: node.name });
       }
       await nodes.label(input.nodeName, { [INITIALIZED_LABEL]: 'true' });
       await claims.patchStatus(claim, { conditions: [{ type: 'Initialized', status: 'True', reason: 'Initialized', message: '' }] }, now().toISOString());

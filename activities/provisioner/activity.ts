@@ -8,7 +8,7 @@ import { type Condition } from '../../core/api';
 import { conditionSchema } from '../../core/api/primitives';
 import { ClusterRefSchema, TaskQueuesSchema, setCondition, type ConditionUpdate, type NodeClaimWorkflowInput } from '../../core/lifecycle';
 import { sameShape, type ConsolidationDecision, type ConsolidationSettings, type DecidedShape } from '../../core/disruption';
-import { batchResult, batchToCreate, type BatchResult, type CreatedClaims, type PlannedBatch, type PoolStatus, claimManifest, type ClaimTemplate, type CompactClaim } from '../../core/provisioning';
+import { batchResult, batchToCreate, type BatchResult, type CreatedClaims, type PlannedBatch, type PoolStatus, claimManifest, PLANNED_PODS_BUDGET_BYTES, type ClaimTemplate, type CompactClaim } from '../../core/provisioning';
 import { type ClusterResolver } from '../cluster';
 import { startNodeClaimLifecycle } from '../nodeclaim/start';
 import { type KubeClients } from '../kube/clients';
@@ -151,6 +151,9 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     const sink = options.quiet ? undefined : sinkFor(state.input.cluster.name, state.event);
     const { planned } = await planView(state, {
       ...planOptions(state.input.cluster.name, options.controller),
+      // a provisioner batch's pods are nominated to their claim's node at registration; a
+      // disruption's replacements are for pods still bound elsewhere, which nothing nominates
+      ...(options.controller === 'provisioner' ? { podNamesBudget: PLANNED_PODS_BUDGET_BYTES } : {}),
       ...(options.view ? { view: options.view } : {}),
       ...(sink ? { tell: (pod: string, type: PodEventType, reason: string, message: string) => podEvent(sink, pod, type, reason, message) } : {}),
     });

@@ -10,7 +10,7 @@ import type { NodePool } from '../../core/api/nodepool';
 import { moveDecision, MULTI_NODE_CANDIDATES, type CapacityType, type ConsolidationDecision, type ConsolidationSettings, type ReplacedNode, type ReplacementOption } from '../../core/disruption';
 import type { CatalogResult } from '../../core/instancetypes';
 import type { PackingInput, Plan } from '../../core/packing';
-import { asPlannedCapacity, claimTemplate, compactClaim, OptionLists, podDisposition, poolUsage, type ClaimTemplate, type ClaimUsage, type HeldOffering, type PlannedBatch, type PoolStatus } from '../../core/provisioning';
+import { asPlannedCapacity, claimTemplate, compactClaim, OptionLists, podNamesFit, podDisposition, poolUsage, type ClaimTemplate, type ClaimUsage, type HeldOffering, type PlannedBatch, type PoolStatus } from '../../core/provisioning';
 import { type ConditionUpdate } from '../../core/lifecycle';
 import { assembleObjects, type ObjectDocument } from '../../core/workloads/assemble';
 import { type World } from './world';
@@ -48,6 +48,8 @@ export interface PlanOptions {
   /** tells a pod what was planned for it (Nominated / FailedScheduling); absent: nobody is told (a simulation) */
   tell?: (pod: string, type: PodEventType, reason: string, message: string) => void;
   heartbeat?: (stage: string) => void;
+  /** bytes of pod names the plan's claims may carry for nominations (PLANNED_PODS_BUDGET_BYTES); absent: none */
+  podNamesBudget?: number;
 }
 
 /** The world as one plan sees it, assembled into the packing core's input. */
@@ -147,11 +149,13 @@ export async function planView(state: Planning, options: PlanOptions): Promise<{
   const poolByName = new Map(usablePools.map((p) => [p.pool.metadata.name ?? '', p]));
   const optionLists = new OptionLists();
   const templates = new Map<string, ClaimTemplate>();
+  const namesSpent = { bytes: 0 };
   for (const claim of plan.nodeClaims) {
     const source = poolByName.get(claim.nodePool);
     if (!source) continue;
     if (!templates.has(claim.nodePool)) templates.set(claim.nodePool, claimTemplate(source.pool, source.uid));
-    const compact = compactClaim(claim, { batchId: state.batchId, optionLists, podRequests });
+    const withPodNames = options.podNamesBudget !== undefined && podNamesFit(claim.pods, namesSpent, options.podNamesBudget);
+    const compact = compactClaim(claim, { batchId: state.batchId, optionLists, podRequests, withPodNames });
     planned.claims.push(compact);
     planned.pricePerHour += claim.price;
     for (const pod of claim.pods) {

@@ -61,6 +61,35 @@ export function heldOfferingsOf(claim: { metadata: { annotations?: Record<string
   );
 }
 
+/**
+ * The pods the plan put on a claim (`namespace/name`, comma-separated): at registration,
+ * just before the node becomes schedulable, each still unbound one gets the node as its
+ * `status.nominatedNodeName`, so kube-scheduler keeps the node's room for it (issue 14
+ * finding 2). Absent when the batch's names went over its budget (plannedPodsBudget).
+ */
+export const PLANNED_PODS_ANNOTATION = 'autonode.io/planned-pods';
+/**
+ * Bytes of pod names a provisioner batch's plan may carry for nominations. The plan is a
+ * payload in the provisioner's history (twice: planBatch's result, createClaims' input):
+ * ~30 B a pod on top of ~15 B a pod of compact plan. 256 KiB keeps ~8k pods nominated and a
+ * 20k-pod batch's payload under 600 KiB; past the budget, later claims carry no names and
+ * their pods are left to kube-scheduler as before. Rejected: the names in the nodeclaim
+ * workflow's input (createClaims starts it, so they would cross the history all the same)
+ * and a store outside Temporal (a second source of truth for a retried batch).
+ */
+export const PLANNED_PODS_BUDGET_BYTES = 256 * 1024;
+
+/** Pod keys from a claim's PLANNED_PODS_ANNOTATION; anything not `namespace/name` is dropped. */
+export function parsePlannedPods(annotation: string | undefined): { namespace: string; name: string }[] {
+  if (annotation === undefined) return [];
+  const pods: { namespace: string; name: string }[] = [];
+  for (const key of annotation.split(',')) {
+    const match = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/.exec(key.trim());
+    if (match !== null) pods.push({ namespace: match[1] ?? '', name: match[3] ?? '' });
+  }
+  return pods;
+}
+
 /** FNV-1a, 64 bits: a stable, dependency-free hash of a string (ids and drift hashes, not security). */
 export function fnv1a64(text: string): bigint {
   let hash = 0xcbf29ce484222325n;
@@ -149,6 +178,8 @@ export interface CompactClaim {
   /** USD/h of the offering the plan chose */
   price: number;
   pods: number;
+  /** the pods' keys (`namespace/name`), for nominations at registration; absent past the batch's budget */
+  podNames?: string[];
 }
 
 /** A pool's share of every claim it makes, as Karpenter stamps it: template labels (and the nodepool label), annotations with the template hash, taints, expiry. */
@@ -198,7 +229,7 @@ export class OptionLists {
 }
 
 /** A planned claim in its compact form; its name is derived from the batch and its pods. */
-export function compactClaim(planned: PlannedNodeClaim, options: { batchId: string; optionLists: OptionLists; podRequests: ReadonlyMap<string, Record<string, string>> }): CompactClaim {
+export function compactClaim(planned: PlannedNodeClaim, options: { batchId: string; optionLists: OptionLists; podRequests: ReadonlyMap<string, Record<string, string>>; withPodNames?: boolean }): CompactClaim {
   return {
     name: nodeClaimName(planned.nodePool, options.batchId, planned.pods),
     pool: planned.nodePool,
@@ -207,7 +238,16 @@ export function compactClaim(planned: PlannedNodeClaim, options: { batchId: stri
     requests: summedRequests(planned.pods, options.podRequests),
     price: planned.price,
     pods: planned.pods.length,
+    ...(options.withPodNames === true ? { podNames: [...planned.pods] } : {}),
   };
+}
+
+/** Whether a claim's pod names still fit the batch's budget; `spent` counts bytes taken so far. */
+export function podNamesFit(pods: readonly string[], spent: { bytes: number }, budget: number): boolean {
+  const bytes = pods.reduce((n, pod) => n + pod.length + 3, 0);
+  if (spent.bytes + bytes > budget) return false;
+  spent.bytes += bytes;
+  return true;
 }
 
 /**
@@ -239,6 +279,7 @@ export function claimManifest(claim: CompactClaim, template: ClaimTemplate, inst
         ...template.annotations,
         ...(claim.price > 0 ? { [PLANNED_PRICE_ANNOTATION]: String(Math.round(claim.price * 1e6) / 1e6) } : {}),
         ...heldAnnotation(held, instanceTypeOptions),
+        ...(claim.podNames !== undefined && claim.podNames.length > 0 ? { [PLANNED_PODS_ANNOTATION]: claim.podNames.join(',') } : {}),
       },
       ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: template.pool, uid: template.poolUid, blockOwnerDeletion: true }],
     },

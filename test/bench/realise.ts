@@ -13,7 +13,8 @@
 // by one; `nominated` — the same, each node's planned pods nominated to it before its
 // gate is lifted (what autonode does at registration); `renominated` — and nominated again
 // while kube-scheduler keeps clearing nominations of pods still Pending; `nominated-early` —
-// every pod nominated before the first gate lifts.
+// every pod nominated before the first gate lifts; `nominated-zones-interleaved` — nominated
+// at each gate, gates lifted one zone after another in turn (realise.ts `gateOrder`).
 import { loadLinearSolver } from '../../activities/packing/highs';
 import { kubeClientsFromKubeconfigFile } from '../../activities/kube/clients';
 import { solve, type PackingInput } from '../../core/packing';
@@ -35,6 +36,7 @@ const modes: Record<string, RealiseOptions> = {
   'nominated-but-zone-spread': { placement: 'free', arrival: 'pods-first', nominate: true, nominateZoneSpread: false },
   'nominated-early': { placement: 'free', arrival: 'pods-first', nominate: true, nominateAt: 'before-gates' },
   renominated: { placement: 'free', arrival: 'pods-first', nominate: true, renominateRounds: 6 },
+  'nominated-zones-interleaved': { placement: 'free', arrival: 'pods-first', nominate: true, gateOrder: 'zones-round-robin' },
 };
 
 /** Pod keys counted by their name without the trailing index (the generators name pods by kind). */

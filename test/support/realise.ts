@@ -139,6 +139,14 @@ export interface RealiseOptions {
    * this many rounds `quietMs` apart.
    */
   readonly renominateRounds?: number;
+  /**
+   * pods-first: the order the gates lift. `plan` (default): the plan's order, which may bring
+   * one zone's nodes up long after the others' (autonode's karpenter-exact plan: its first
+   * test-zone-3 node is the 24th of 66), so every zone spread's minimum stays 0 meanwhile.
+   * `zones-round-robin`: one node of each zone in turn, each zone's in plan order — closer to
+   * a batch whose instances launch together and register within seconds of each other.
+   */
+  readonly gateOrder?: 'plan' | 'zones-round-robin';
   /** Stop once no pod changed state for this long (all pods bound or Unschedulable). */
   readonly quietMs?: number;
   readonly timeoutMs?: number;
@@ -189,7 +197,7 @@ export async function realise(kube: KubeClients, input: PackingInput, planned: r
       });
       const early = options.nominate === true && options.nominateAt === 'before-gates';
       if (early) for (const node of planned) await nominateNode(node);
-      for (const node of planned) {
+      for (const node of options.gateOrder === 'zones-round-robin' ? zonesRoundRobin(planned) : planned) {
         const name = nodeName.get(node.claim) ?? '';
         if (options.nominate === true && !early) await nominateNode(node);
         const current = await kube.core.readNode({ name });
@@ -236,6 +244,19 @@ export async function realise(kube: KubeClients, input: PackingInput, planned: r
   }
   await cleanUp(kube, run, [...namespaces.values()]);
   return result;
+}
+
+/** One node of each zone in turn (zones in order of their first node), each zone's nodes in plan order. */
+export function zonesRoundRobin(planned: readonly PlannedNode[]): PlannedNode[] {
+  const byZone = new Map<string, PlannedNode[]>();
+  for (const node of planned) {
+    const zone = node.labels['topology.kubernetes.io/zone'] ?? '';
+    byZone.set(zone, [...(byZone.get(zone) ?? []), node]);
+  }
+  const queues = [...byZone.values()];
+  const ordered: PlannedNode[] = [];
+  for (let i = 0; ordered.length < planned.length; i++) for (const queue of queues) if (queue[i] !== undefined) ordered.push(queue[i] as PlannedNode);
+  return ordered;
 }
 
 /** kube-scheduler's filter messages for topology spread and inter-pod (anti-)affinity. */
