@@ -235,16 +235,6 @@ export function sumCounter(text: string, name: string): number {
   return sum;
 }
 
-/**
- * Counters of processes that restart (a SIGKILLed worker starts again from 0): the total is
- * the last reading of each incarnation, summed.
- */
-export function sumOverIncarnations(readings: readonly { incarnation: string; value: number }[]): number {
-  const last = new Map<string, number>();
-  for (const r of readings) last.set(r.incarnation, r.value);
-  return [...last.values()].reduce((a, b) => a + b, 0);
-}
-
 export interface RssSummary {
   meanMiB: number;
   maxMiB: number;
