@@ -190,7 +190,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<Local
 
     const info: StackInfo = StackInfoSchema.parse({
       dir,
-      temporal: { address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl, managed: temporal.managed, server: temporal.server },
+      temporal: { address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl, managed: temporal.managed, server: temporal.server, ...(temporal.metricsUrl ? { metricsUrl: temporal.metricsUrl } : {}) },
       ec2: { endpoint: `http://127.0.0.1:${ports.moto}`, region },
       management: { name: 'management', server: managementServer, kubeconfigPath: managementKubeconfig, etcdPrefix: '/management', auditLogPath: managementAudit.logPath },
       guest: {

@@ -206,6 +206,11 @@ export function parseHistogram(text: string, name: string): Histogram {
   return out;
 }
 
+/** The same histogram with its bucket bounds multiplied (e.g. seconds to milliseconds). */
+export function scaleBounds(h: Histogram, factor: number): Histogram {
+  return new Map([...h.entries()].map(([bound, count]) => [bound * factor, count]));
+}
+
 export function addHistograms(...histograms: readonly Histogram[]): Histogram {
   const out: Histogram = new Map();
   for (const h of histograms) for (const [bound, count] of h) out.set(bound, (out.get(bound) ?? 0) + count);

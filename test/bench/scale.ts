@@ -29,7 +29,6 @@ import { type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import pLimit from 'p-limit';
-import { parse as parseYaml } from 'yaml';
 import { createEc2CloudProvider } from '../../activities/cloud';
 import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activities/kube/clients';
 import { createClusterNetwork } from '../../dev/autonode/ec2-fixtures';
@@ -46,7 +45,7 @@ import { roleEc2ClientFactory } from '../support/enablement';
 import { mulberry32 } from '../support/random';
 import { hasExited, spawnWorkerProcess } from '../support/worker-process';
 import {
-  addHistograms, duplicateInstances, histogramQuantile, leakedInstances, parseHistogram, pdbViolations, pendingPods, pendingToRunningSeconds, percentile, perMinute, rssMiBFromStatus,
+  addHistograms, duplicateInstances, histogramQuantile, leakedInstances, parseHistogram, pdbViolations, scaleBounds, pendingPods, pendingToRunningSeconds, percentile, perMinute, rssMiBFromStatus,
   stuckWorkflows, sumCounter, summarizeRss, type DuplicateInstances, type Histogram, type ObservedInstance, type ObservedPod, type PdbSample, type WorkflowSample,
 } from './scale-checks';
 
@@ -468,7 +467,9 @@ async function main(): Promise<void> {
         if (!s.child || hasExited(s.child)) continue;
         const text = await fetch(`http://127.0.0.1:${s.sdkMetricsPort}/metrics`, { signal: AbortSignal.timeout(3_000) }).then((r) => r.text()).catch(() => undefined);
         if (text === undefined) continue;
-        sdkReadings.push({ incarnation: `${s.index}#${s.incarnation}`, scheduleToStart: parseHistogram(text, 'temporal_workflow_task_schedule_to_start_latency'), execution: parseHistogram(text, 'temporal_workflow_task_execution_latency'), at: Date.now() });
+        // workers/runtime.ts exports durations in seconds with the unit in the name
+        const histogram = (name: string) => scaleBounds(parseHistogram(text, `${name}_seconds`), 1000);
+        sdkReadings.push({ incarnation: `${s.index}#${s.incarnation}`, scheduleToStart: histogram('temporal_workflow_task_schedule_to_start_latency'), execution: histogram('temporal_workflow_task_execution_latency'), at: Date.now() });
       }
     });
     every('instances', 10_000, async () => {
@@ -481,6 +482,14 @@ async function main(): Promise<void> {
     });
     every('pdb', 3_000, async () => {
       for (const c of clusters) pdb.push(...(await pdbSamples(c, guarded)));
+    });
+    // the server's billable-action counter, per server incarnation (a restart starts it from 0)
+    const serverActionReadings = new Map<number, number>();
+    let temporalIncarnation = 0;
+    every('server metrics', 5_000, async () => {
+      if (!info.temporal.metricsUrl) return;
+      const text = await (await fetch(info.temporal.metricsUrl, { signal: AbortSignal.timeout(3_000) })).text();
+      serverActionReadings.set(temporalIncarnation, sumCounter(text, 'action'));
     });
     every('workflows', 60_000, async () => {
       workflowSamples.push(...(await sampleWorkflows(client, clusters)));
@@ -531,6 +540,7 @@ async function main(): Promise<void> {
       for (const r of due) {
         restarts.splice(restarts.indexOf(r), 1);
         event(`restarting the ${r.what}`);
+        if (r.what.startsWith('Temporal')) temporalIncarnation++;
         const down = await r.run();
         event(`the ${r.what} is back after ${(down / 1000).toFixed(1)} s`);
       }
@@ -656,7 +666,8 @@ async function main(): Promise<void> {
       historyEvents += wf.historyLength;
       runs++;
     }
-    const serverActions = await temporalServerActions(info.dir, info.temporal.server).catch(() => undefined);
+    const actions = [...serverActionReadings.values()].reduce((a, b) => a + b, 0);
+    const serverActions = serverActionReadings.size > 0 ? { actions, note: `the server's \`action\` counter, last reading of each of its ${serverActionReadings.size} incarnation(s) (it restarts from 0 with the server)` } : undefined;
     const rssByWorker = Object.fromEntries([...rss.entries()].map(([i, v]) => [`worker-${i}`, summarizeRss(v)]));
     const allRss = [...rss.values()].flat();
     report.phases = phases;
@@ -709,16 +720,6 @@ async function main(): Promise<void> {
     await stopAll();
   }
   await Promise.resolve();
-}
-
-/** The production server's `action` counter (billable actions) from its Prometheus endpoint; the dev server exposes no endpoint the stack records. */
-async function temporalServerActions(stackDir: string, server: string | undefined): Promise<{ actions: number; note: string }> {
-  if (server !== 'production') throw new Error('only the production server');
-  const config = parseYaml(readFileSync(join(stackDir, 'temporal', 'config.yaml'), 'utf8')) as { global?: { metrics?: { prometheus?: { listenAddress?: string } } } };
-  const address = config.global?.metrics?.prometheus?.listenAddress;
-  if (!address) throw new Error('no metrics address in the server config');
-  const text = await (await fetch(`http://${address}/metrics`)).text();
-  return { actions: sumCounter(text, 'action'), note: 'since the server’s last restart (the counter restarts with it)' };
 }
 
 function printTable(o: Options, report: Record<string, unknown>, verdicts: [string, number][]): void {

@@ -1,5 +1,5 @@
 import {
-  addHistograms, duplicateInstances, histogramQuantile, leakedInstances, parseHistogram, pdbViolations, pendingPods, pendingToRunningSeconds, percentile, perMinute, rssMiBFromStatus,
+  addHistograms, duplicateInstances, histogramQuantile, leakedInstances, parseHistogram, pdbViolations, scaleBounds, pendingPods, pendingToRunningSeconds, percentile, perMinute, rssMiBFromStatus,
   stuckWorkflows, sumCounter, type ObservedInstance, type PdbSample, type WorkflowSample,
 } from '../../bench/scale-checks';
 
@@ -130,6 +130,7 @@ describe('Prometheus readings', () => {
     expect(histogramQuantile(h, 0.99)).toBe(Infinity);
     expect(histogramQuantile(new Map(), 0.99)).toBeUndefined();
     expect(histogramQuantile(addHistograms(h, h), 0.2)).toBe(10);
+    expect(histogramQuantile(scaleBounds(h, 1000), 0.25)).toBe(10_000);
   });
   it('sums a counter over its labels', () => {
     expect(sumCounter(text, 'action')).toBe(10);
