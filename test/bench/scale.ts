@@ -414,6 +414,7 @@ async function main(): Promise<void> {
     say(`${o.workers} worker process(es) started (logs ${join(info.dir, 'logs')}/worker-*.log)`);
 
     const client = await connectClient(info.temporal);
+    let kubeletRestarts = 0;
     const deps = { temporal: client, management, io: { stdout: (t: string) => say(t.trimEnd()), stderr: (t: string) => say(t.trimEnd()) }, waitMs: 300_000 };
     for (const c of clusters) {
       const status = await enableCluster(deps, `${c.hc.namespace}/${c.hc.name}`, { roleArn: c.roleArn, wait: true });
@@ -423,8 +424,11 @@ async function main(): Promise<void> {
         listInstances: () => cloud.list(),
         userDataOf: instanceUserData(c.ec2),
         region: c.hc.region,
+        // a real kubelet retries while its API server is down (the guest restarts below)
+        restartFailedKubelets: true,
         onEvent: (e) => {
           if (e.type === 'failed') say(`[${c.hc.infraID}] simulated kubelet on ${e.instanceId} failed: ${errorText(e.error)}`);
+          if (e.type === 'restarting') kubeletRestarts++;
         },
       });
       c.fleet.start();
@@ -671,7 +675,7 @@ async function main(): Promise<void> {
     const rssByWorker = Object.fromEntries([...rss.entries()].map(([i, v]) => [`worker-${i}`, summarizeRss(v)]));
     const allRss = [...rss.values()].flat();
     report.phases = phases;
-    report.chaos = { events, workerKills: events.filter((e) => e.what.startsWith('SIGKILL')).length, ec2: { requests: proxy.requests.length, throttled: proxy.injected.filter((f) => f.kind === 'throttle').length, serverErrors: proxy.injected.filter((f) => f.kind === 'server-error').length } };
+    report.chaos = { events, simulatedKubeletRestarts: kubeletRestarts, workerKills: events.filter((e) => e.what.startsWith('SIGKILL')).length, ec2: { requests: proxy.requests.length, throttled: proxy.injected.filter((f) => f.kind === 'throttle').length, serverErrors: proxy.injected.filter((f) => f.kind === 'server-error').length } };
     report.checks = {
       duplicateInstances: [...duplicatesSeen.values()],
       leakedInstances: leaked.map((i) => ({ id: i.id, state: i.state, nodeClaim: i.tags['karpenter.sh/nodeclaim'] })),
