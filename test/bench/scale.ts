@@ -342,9 +342,12 @@ async function main(): Promise<void> {
     await proxy?.close().catch(() => undefined);
     await stack?.stop().catch((err: unknown) => say(`stopping the stack: ${errorText(err)}`));
   };
-  process.once('SIGINT', () => {
-    void stopAll().then(() => process.exit(130));
-  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      say(`${signal}: stopping everything this run started`);
+      void stopAll().then(() => process.exit(130));
+    });
+  }
   process.once('exit', () => {
     for (const s of slots) if (s.child && !hasExited(s.child)) s.child.kill('SIGKILL');
     stack?.killNow();
