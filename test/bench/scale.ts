@@ -701,8 +701,9 @@ async function main(): Promise<void> {
         serverActionsPerSecond: serverActions ? serverActions.actions / scenarioSeconds : undefined,
         serverActionsNote: serverActions?.note,
         workflowTasks: tasks,
-        workflowTaskScheduleToStartMs: { p50: histogramQuantile(s2s, 0.5), p99: histogramQuantile(s2s, 0.99) },
-        workflowTaskExecutionMs: { p50: histogramQuantile(exec, 0.5), p99: histogramQuantile(exec, 0.99) },
+        // upper bounds of the buckets the quantiles fall in; "> N" above the exporter's top bucket
+        workflowTaskScheduleToStartMs: { p50: quantileLabel(s2s, 0.5), p99: quantileLabel(s2s, 0.99), buckets: Object.fromEntries([...s2s.entries()].map(([b, n]) => [String(b), n])) },
+        workflowTaskExecutionMs: { p50: quantileLabel(exec, 0.5), p99: quantileLabel(exec, 0.99), buckets: Object.fromEntries([...exec.entries()].map(([b, n]) => [String(b), n])) },
         sdkIncarnationsScraped: lastOfEach.size,
       },
       workerRssMiB: { all: summarizeRss(allRss), byWorker: rssByWorker },
@@ -729,18 +730,27 @@ async function main(): Promise<void> {
   await Promise.resolve();
 }
 
+/** A histogram quantile as a number, or "> <top bucket>" when it lies above the exporter's largest finite bucket. */
+function quantileLabel(h: Histogram, q: number): number | string | undefined {
+  const value = histogramQuantile(h, q);
+  if (value !== Infinity) return value;
+  const top = Math.max(...[...h.keys()].filter((b) => Number.isFinite(b)));
+  return `> ${top}`;
+}
+
 function printTable(o: Options, report: Record<string, unknown>, verdicts: [string, number][]): void {
   const m = report.metrics as {
     scenarioSeconds: number;
     podPendingToRunningSeconds: { p50?: number; p99?: number; n: number };
     nodeClaimsPerMinute?: number;
     peakLiveInstances: number;
-    temporal: { historyEventsPerSecond: number; serverActionsPerSecond?: number; workflowTasks: number; workflowTaskScheduleToStartMs: { p99?: number }; workflowTaskExecutionMs: { p99?: number } };
+    temporal: { historyEventsPerSecond: number; serverActionsPerSecond?: number; workflowTasks: number; workflowTaskScheduleToStartMs: { p99?: number | string }; workflowTaskExecutionMs: { p99?: number | string } };
     workerRssMiB: { all?: { meanMiB: number; maxMiB: number } };
   };
   const phases = report.phases as { up: { ok: boolean; seconds: number }; down: { ok: boolean; seconds: number; nodesBefore: number; nodesAfter: number }; delete: { ok: boolean; seconds: number } };
   const chaos = report.chaos as { workerKills: number; ec2: { requests: number; throttled: number; serverErrors: number }; events: unknown[] };
   const f = (n: number | undefined, d = 1) => (n === undefined ? '—' : Number.isFinite(n) ? n.toFixed(d) : '∞');
+  const g = (v: number | string | undefined) => (typeof v === 'string' ? v : f(v, 0));
   const rows: [string, string][] = [
     ['configuration', `${o.clusters} cluster(s) × ${o.podsPerCluster} pods, ${o.workers} workers, ${o.server} server, seed ${o.seed}`],
     ['phase up (all Running)', `${phases.up.ok ? 'ok' : 'TIMED OUT'} in ${f(phases.up.seconds, 0)} s`],
@@ -754,8 +764,8 @@ function printTable(o: Options, report: Record<string, unknown>, verdicts: [stri
     ['Temporal history events / s', f(m.temporal.historyEventsPerSecond)],
     ['Temporal server actions / s', f(m.temporal.serverActionsPerSecond)],
     ['workflow tasks (SDK)', String(m.temporal.workflowTasks)],
-    ['workflow task schedule-to-start p99', `${f(m.temporal.workflowTaskScheduleToStartMs.p99, 0)} ms (bucket bound)`],
-    ['workflow task execution p99', `${f(m.temporal.workflowTaskExecutionMs.p99, 0)} ms (bucket bound)`],
+    ['workflow task schedule-to-start p99', `${g(m.temporal.workflowTaskScheduleToStartMs.p99)} ms (bucket bound)`],
+    ['workflow task execution p99', `${g(m.temporal.workflowTaskExecutionMs.p99)} ms (bucket bound)`],
     ['worker RSS mean / max', `${f(m.workerRssMiB.all?.meanMiB, 0)} / ${f(m.workerRssMiB.all?.maxMiB, 0)} MiB`],
     ['scenario duration', `${f(m.scenarioSeconds, 0)} s`],
   ];
