@@ -113,9 +113,11 @@ export interface StuckWorkflow {
  * not grow while something was pending. A workflow waiting on a timer or a signal with
  * nothing pending is idle, not stuck (a steady NodeClaim sleeps 5 minutes by design).
  */
-export function stuckWorkflows(samples: readonly WorkflowSample[], now: number, thresholdMs = 300_000): StuckWorkflow[] {
+export function stuckWorkflows(samples: readonly WorkflowSample[], now: number, options: { runningNow: ReadonlySet<string>; thresholdMs?: number }): StuckWorkflow[] {
+  const thresholdMs = options.thresholdMs ?? 300_000;
   const byId = new Map<string, WorkflowSample[]>();
-  for (const s of samples) byId.set(s.id, [...(byId.get(s.id) ?? []), s]);
+  // only workflows running now: one that ended since its last sample made progress by ending
+  for (const s of samples) if (options.runningNow.has(s.id)) byId.set(s.id, [...(byId.get(s.id) ?? []), s]);
   const stuck: StuckWorkflow[] = [];
   for (const [id, list] of byId) {
     const ordered = [...list].sort((a, b) => a.at - b.at);

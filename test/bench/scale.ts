@@ -46,7 +46,7 @@ import { mulberry32 } from '../support/random';
 import { hasExited, spawnWorkerProcess } from '../support/worker-process';
 import {
   addHistograms, duplicateInstances, histogramQuantile, leakedInstances, parseHistogram, pdbViolations, scaleBounds, pendingPods, pendingToRunningSeconds, percentile, perMinute, rssMiBFromStatus,
-  stuckWorkflows, sumCounter, summarizeRss, type DuplicateInstances, type Histogram, type ObservedInstance, type ObservedPod, type PdbSample, type WorkflowSample,
+  stuckWorkflows, sumCounter, summarizeRss, type DuplicateInstances, type Histogram, type ObservedInstance, type ObservedPod, type PdbSample, type StuckWorkflow, type WorkflowSample,
 } from './scale-checks';
 
 const t0 = Date.now();
@@ -498,8 +498,19 @@ async function main(): Promise<void> {
       const text = await (await fetch(info.temporal.metricsUrl, { signal: AbortSignal.timeout(3_000) })).text();
       serverActionReadings.set(temporalIncarnation, sumCounter(text, 'action'));
     });
+    // stuck is judged at every round, among the workflows running in that round
+    const stuckSeen = new Map<string, StuckWorkflow & { at: number; phase: string }>();
+    const judgeStuck = (round: WorkflowSample[]) => {
+      const at = Date.now();
+      for (const s of stuckWorkflows(workflowSamples, at, { runningNow: new Set(round.map((r) => r.id)) })) {
+        if (!stuckSeen.has(s.id)) say(`STUCK: ${s.id}: ${s.why}`);
+        stuckSeen.set(s.id, { ...s, at: Math.round((at - t0) / 1000), phase });
+      }
+    };
     every('workflows', 60_000, async () => {
-      workflowSamples.push(...(await sampleWorkflows(client, clusters)));
+      const round = await sampleWorkflows(client, clusters);
+      workflowSamples.push(...round);
+      judgeStuck(round);
     });
 
     // ---- the chaos -------------------------------------------------------------------
@@ -652,8 +663,9 @@ async function main(): Promise<void> {
     const leaked = leakedInstances(finalInstances, clusters.map((c) => c.hc.infraID));
     const finalSample = await sampleWorkflows(client, clusters);
     workflowSamples.push(...finalSample);
+    judgeStuck(finalSample);
     const now = Date.now();
-    const stuck = stuckWorkflows(workflowSamples, now);
+    const stuck = [...stuckSeen.values()];
     const stillRunning = finalSample.map((s) => s.id);
     const violations = pdbViolations(pdb);
     const upPending = (phases.up as { pendingAtEnd: string[] }).pendingAtEnd;

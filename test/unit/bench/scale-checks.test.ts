@@ -75,20 +75,27 @@ describe('percentile and rates', () => {
 describe('stuck workflows', () => {
   const now = 1_000_000;
   const idle = (id: string, at: number, historyLength: number): WorkflowSample => ({ id, at, historyLength, pendingActivitiesLastProgress: [] });
+  const running = (...ids: string[]) => ({ runningNow: new Set(ids) });
   it('a workflow parked on a timer for ten minutes is not stuck', () => {
-    expect(stuckWorkflows([idle('w', now - 600_000, 12), idle('w', now, 12)], now)).toEqual([]);
+    expect(stuckWorkflows([idle('w', now - 600_000, 12), idle('w', now, 12)], now, running('w'))).toEqual([]);
   });
   it('a workflow task pending for five minutes is', () => {
-    expect(stuckWorkflows([{ ...idle('w', now, 12), pendingWorkflowTaskSince: now - 300_000 }], now)).toEqual([{ id: 'w', why: 'a workflow task pending for 300 s' }]);
+    expect(stuckWorkflows([{ ...idle('w', now, 12), pendingWorkflowTaskSince: now - 300_000 }], now, running('w'))).toEqual([{ id: 'w', why: 'a workflow task pending for 300 s' }]);
   });
   it('an activity with no start, retry or heartbeat for five minutes is; one that heartbeat a minute ago is not', () => {
-    expect(stuckWorkflows([{ ...idle('a', now, 5), pendingActivitiesLastProgress: [now - 310_000] }], now).map((s) => s.id)).toEqual(['a']);
-    expect(stuckWorkflows([{ ...idle('b', now, 5), pendingActivitiesLastProgress: [now - 60_000] }], now)).toEqual([]);
+    expect(stuckWorkflows([{ ...idle('a', now, 5), pendingActivitiesLastProgress: [now - 310_000] }], now, running('a')).map((s) => s.id)).toEqual(['a']);
+    expect(stuckWorkflows([{ ...idle('b', now, 5), pendingActivitiesLastProgress: [now - 60_000] }], now, running('b'))).toEqual([]);
+  });
+  it('a workflow that ended since its last sample is not stuck, whatever that sample said', () => {
+    // the first chaos runs counted these: their last sample, minutes old, had an activity pending
+    const lastSeen: WorkflowSample = { ...idle('gone', now - 400_000, 5), pendingActivitiesLastProgress: [now - 410_000] };
+    expect(stuckWorkflows([lastSeen], now, running('other'))).toEqual([]);
+    expect(stuckWorkflows([lastSeen], now, running('gone')).map((s) => s.id)).toEqual(['gone']);
   });
   it('history that does not grow for five minutes while work is pending is', () => {
     const pending = (at: number, len: number): WorkflowSample => ({ ...idle('w', at, len), pendingActivitiesLastProgress: [at - 1_000] });
-    expect(stuckWorkflows([pending(now - 400_000, 7), pending(now - 200_000, 7), pending(now, 7)], now).map((s) => s.why)).toEqual(['history stayed at 7 events for 400 s with work pending']);
-    expect(stuckWorkflows([pending(now - 400_000, 7), pending(now - 200_000, 9), pending(now, 9)], now)).toEqual([]);
+    expect(stuckWorkflows([pending(now - 400_000, 7), pending(now - 200_000, 7), pending(now, 7)], now, running('w')).map((s) => s.why)).toEqual(['history stayed at 7 events for 400 s with work pending']);
+    expect(stuckWorkflows([pending(now - 400_000, 7), pending(now - 200_000, 9), pending(now, 9)], now, running('w'))).toEqual([]);
   });
 });
 
