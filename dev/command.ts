@@ -64,6 +64,8 @@ export function registerDevCommand(program: Command): void {
                 `    curl -s ${autonode.metricsUrl}/metrics | grep ^karpenter_   # Karpenter's metric names (docs/metrics.md)`,
                 `    kubectl --kubeconfig ${info.management.kubeconfigPath} get hostedclusters -n clusters -o yaml   # conditions, status.autoNode`,
                 `    temporal workflow query --address ${info.temporal.address} -w autonode/${autonode.cluster.name}/provisioner --type status${codecFlag}`,
+                `    npx autonode interrupt <nodeclaim> --kind spot --stack-file ${stack.infoFile}   # EventBridge's spot warning (also rebalance, health, stopping, terminated)`,
+                `    temporal workflow query --address ${info.temporal.address} -w autonode/${autonode.cluster.name}/interruption --type status${codecFlag}`,
                 `    npx autonode disable ${autonode.hostedCluster} --wait --kubeconfig ${info.management.kubeconfigPath}   # every node drained and terminated`,
                 '',
               ]

@@ -30,12 +30,14 @@ declare -A file_of=(
   [disruption-many-to-many]=disruption
   [enablement-teardown]=enablement-gate
   [management-watch-gate-changes]=enablement-gate
+  [interruption-replace-first]=interruption
   # from the workflow tests on Temporal's time-skipping server (activities scripted)
   [disruption-command-timeskipping]=workflow/disruption
   [disruption-many-to-many-timeskipping]=workflow/disruption
   [enablement-lifetime-timeskipping]=workflow/enablement-token
   [enablement-teardown-only-timeskipping]=workflow/enablement-teardown
   [management-watch-gate-change-timeskipping]=workflow/management-watch
+  [enablement-interruption-queue-timeskipping]=workflow/interruption
 )
 dir=test/fixtures/histories
 

@@ -19,6 +19,8 @@ export const WorkerConfigSchema = z.object({
   AWS_ENDPOINT_URL_STS: z.string().url().optional(),
   /** SSM (AMI alias / ssmParameter terms); defaults to the EC2 endpoint's host (moto serves both) */
   AWS_ENDPOINT_URL_SSM: z.string().url().optional(),
+  /** SQS (each cluster's interruption queue); defaults to the EC2 endpoint (moto serves both) */
+  AWS_ENDPOINT_URL_SQS: z.string().url().optional(),
   /**
    * The Pricing API (on-demand prices, refreshed every 12 h over the bundled table). Unset:
    * AWS's own endpoint when EC2 is AWS's, and none when AWS_ENDPOINT_URL_EC2 points

@@ -52,6 +52,7 @@ export function logFields(meta: LogMetadata | undefined): Record<string, unknown
       case 'provisioner':
       case 'watch':
       case 'disruption':
+      case 'interruption':
         derived.cluster = id.cluster;
         break;
       case 'enablement':

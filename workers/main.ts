@@ -4,6 +4,7 @@ import {
   createAssumeRoleCredentialsFactory, createEc2ClientFactory, createPricingClientFactory, createSsmClientFactory, createStsClientFactory, endpointPolicyFromEnv, type CloudLogger, type ClusterCredentialsProvider,
 } from '../activities/cloud';
 import { managementSecretResolver, staticClusterResolver, type ClusterResolver } from '../activities/cluster';
+import { createSqsClientFactory } from '../activities/interruption/sqs';
 import { kubeClientsFromConfig, type KubeClients } from '../activities/kube/clients';
 import { parseWorkerConfig, workerDeploymentVersion, type WorkerConfig } from './config';
 import { parseFeatureGates, type FeatureGates } from './feature-gates';
@@ -75,6 +76,12 @@ export function credentialsFromConfig(config: WorkerConfig): ClusterCredentialsP
   return createAssumeRoleCredentialsFactory({ stsFor, withoutRole: defaultCredentials });
 }
 
+/** Each cluster's SQS client for its interruption queue, with the cluster's credentials, like EC2's. */
+export function sqsClientFactoryFromConfig(config: WorkerConfig, credentialsFor: ClusterCredentialsProvider) {
+  const endpoint = config.AWS_ENDPOINT_URL_SQS ?? config.AWS_ENDPOINT_URL_EC2;
+  return createSqsClientFactory({ ...(endpoint ? { endpoint } : {}), credentialsFor, endpointPolicy: endpointPolicyFromEnv(process.env) });
+}
+
 /** The management cluster (HostedClusters): from AUTONODE_MANAGEMENT_KUBECONFIG, in-cluster, or none in the one-guest development mode. */
 export function managementFromConfig(config: WorkerConfig): KubeClients | undefined {
   if (config.AUTONODE_GUEST_KUBECONFIG && !config.AUTONODE_MANAGEMENT_KUBECONFIG) return undefined;
@@ -114,11 +121,13 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
   const management = managementFromConfig(config);
   const deployment = workerDeploymentVersion(config);
   if (deployment) logger.info({ deployment: deployment.deploymentName, buildId: deployment.buildId }, 'versioned workers: tasks of this build only');
+  const credentialsFor = credentialsFromConfig(config);
   const workers = await createAutonodeWorkers({
     connection,
     client,
     namespace: config.TEMPORAL_NAMESPACE,
-    resolve: clusterResolverFromConfig(config, credentialsFromConfig(config), logger),
+    resolve: clusterResolverFromConfig(config, credentialsFor, logger),
+    sqsClientFor: sqsClientFactoryFromConfig(config, credentialsFor),
     ...(management ? { management } : {}),
     workflows: config.AUTONODE_WORKFLOW_BUNDLE ? { workflowBundle: { codePath: config.AUTONODE_WORKFLOW_BUNDLE } } : { workflowsPath: require.resolve('../workflows') },
     cloudActivitiesPerSecond: config.AUTONODE_CLOUD_RPS,

@@ -9,6 +9,9 @@ import { createProvisionerActivities } from '../activities/provisioner/activity'
 import { createGcActivities } from '../activities/gc/activity';
 import { createEnablementActivities } from '../activities/enablement/activity';
 import { createDisruptionActivities } from '../activities/disruption/activity';
+import { createInterruptionActivities, createInterruptionQueueActivities } from '../activities/interruption/activity';
+import { type SqsApi } from '../activities/interruption/sqs';
+import { type CloudClusterRef } from '../activities/cloud';
 import { createManagementWatchActivities } from '../activities/enablement/management-watch';
 import { type KubeClients } from '../activities/kube/clients';
 import { defaultTaskQueues, type NodeClaimWorkflowInput, type TaskQueues } from '../core/lifecycle';
@@ -43,6 +46,8 @@ export interface AutonodeWorkersOptions {
   maxCachedWorkflows?: number;
   /** this build's Worker Deployment Version (ADR 0009); absent: unversioned workers */
   deployment?: WorkerDeploymentVersion;
+  /** each cluster's SQS client (its role), for interruption queues; without it a cluster naming a queue gets a poll failure saying so */
+  sqsClientFor?: (cluster: CloudClusterRef) => SqsApi;
 }
 
 export const WORKER_ROLES = ['control', 'cloud', 'packing'] as const;
@@ -72,10 +77,17 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
       ...(options.nodeClaimDefaults ? { nodeClaimDefaults: options.nodeClaimDefaults } : {}),
     }),
     ...createDisruptionActivities({ resolve, metrics }),
+    ...createInterruptionActivities({ resolve, metrics }),
     ...(options.management ? createEnablementActivities({ management: options.management, resolve, temporal: options.client }) : {}),
     ...(options.management ? createManagementWatchActivities({ management: options.management, temporal: options.client }) : {}),
   };
-  const cloudQueueActivities = { ...cloudActivities, ...legacy.cloud, ...createGcActivities({ resolve }) };
+  const cloudQueueActivities = {
+    ...cloudActivities,
+    ...legacy.cloud,
+    ...createGcActivities({ resolve }),
+    // the interruption queue's long poll holds one of this worker's activity slots per cluster that names a queue
+    ...createInterruptionQueueActivities({ metrics, ...(options.sqsClientFor ? { sqsClientFor: options.sqsClientFor } : {}) }),
+  };
   const queues = options.taskQueues ?? defaultTaskQueues;
   const common: Pick<WorkerOptions, 'connection' | 'namespace' | 'dataConverter' | 'workerDeploymentOptions'> = {
     connection: options.connection,

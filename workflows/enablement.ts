@@ -50,7 +50,7 @@ export interface EnablementWorkflowInput {
   /** the longest a teardown waits for instances to go before it reports itself stuck (default 30m) */
   teardownDeadline?: string;
   /** carried across continue-as-new */
-  carried?: { cluster?: ClusterRef; tokenExpiresAt?: string; tokenRenewAfter?: string; started?: boolean };
+  carried?: { cluster?: ClusterRef; tokenExpiresAt?: string; tokenRenewAfter?: string; started?: boolean; interruptionQueue?: string };
 }
 
 const { observeHostedCluster, reportHostedCluster } = proxyActivities<EnablementActivities>({
@@ -79,6 +79,8 @@ export async function enablementWorkflow(input: EnablementWorkflowInput): Promis
   // half the token's life, as enableGuest says; results from before it said so: 12 h before expiry
   let tokenRenewAfter = input.carried?.tokenRenewAfter;
   let started = input.carried?.started ?? false;
+  // the queue the cluster's interruption workflow was last started for (none: not running)
+  let interruptionQueue = input.carried?.interruptionQueue;
   let changed = true;
   let disable: { removeCrds: boolean } | undefined;
   const status: EnablementStatus = { hostedCluster: `${hostedCluster.namespace}/${hostedCluster.name}`, phase: 'Validating', steps: [], problems: [], ...(cluster ? { cluster: cluster.name } : {}) };
@@ -141,6 +143,13 @@ export async function enablementWorkflow(input: EnablementWorkflowInput): Promis
         started = true;
         record('workflows', true, `autonode/${cluster.name}/watch running`);
       }
+      // Interruption handling runs while the HostedCluster names a queue. Runs recorded
+      // before it existed never see a queue in their observations, so never get here.
+      if (config.interruptionQueue !== interruptionQueue && patched('interruption-queue')) {
+        await setUp.syncInterruption({ cluster, taskQueues, ...(config.interruptionQueue ? { queue: config.interruptionQueue } : {}) });
+        interruptionQueue = config.interruptionQueue;
+        record('interruption', true, interruptionQueue ? `autonode/${cluster.name}/interruption polling SQS queue ${interruptionQueue}` : 'no interruption queue: interruption handling off');
+      }
       const counts = await report(
         [
           { type: 'AutoNodeEnabled', status: 'True', reason: 'AutoNodeEnabled', message: 'autonode provisions nodes for this cluster' },
@@ -163,7 +172,7 @@ export async function enablementWorkflow(input: EnablementWorkflowInput): Promis
     await condition(() => changed || disable !== undefined, resyncMs);
     const info = workflowInfo();
     if (disable === undefined && (info.continueAsNewSuggested || info.historyLength > 2_000)) {
-      await continueAsNew<typeof enablementWorkflow>({ ...input, carried: { ...(cluster ? { cluster } : {}), ...(tokenExpiresAt ? { tokenExpiresAt } : {}), ...(tokenRenewAfter ? { tokenRenewAfter } : {}), started } });
+      await continueAsNew<typeof enablementWorkflow>({ ...input, carried: { ...(cluster ? { cluster } : {}), ...(tokenExpiresAt ? { tokenExpiresAt } : {}), ...(tokenRenewAfter ? { tokenRenewAfter } : {}), started, ...(interruptionQueue ? { interruptionQueue } : {}) } });
     }
   }
 

@@ -6,3 +6,4 @@ export { provisionerWorkflow } from './provisioner';
 export { enablementWorkflow } from './enablement';
 export { disruptionWorkflow } from './disruption';
 export { managementWatchWorkflow } from './management-watch';
+export { interruptionWorkflow } from './interruption';

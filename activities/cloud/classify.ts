@@ -37,8 +37,8 @@ const UNAUTHORIZED_CODES = new Set([
   'UnauthorizedOperation', 'AuthFailure', 'AccessDenied', 'AccessDeniedException', 'Blocked', 'OptInRequired',
   'UnrecognizedClientException', 'InvalidClientTokenId', 'SignatureDoesNotMatch', 'IncompleteSignature',
 ]);
-// SSM names its misses without the EC2 `.NotFound` suffix.
-const NOT_FOUND_CODES = new Set(['ParameterNotFound', 'ParameterVersionNotFound']);
+// SSM names its misses without the EC2 `.NotFound` suffix; so does SQS (JSON and query protocol).
+const NOT_FOUND_CODES = new Set(['ParameterNotFound', 'ParameterVersionNotFound', 'QueueDoesNotExist', 'AWS.SimpleQueueService.NonExistentQueue']);
 const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED', 'EAI_AGAIN', 'ENOTFOUND']);
 
 /**

@@ -55,8 +55,8 @@ export function backoffDelayMs(policy: RetryPolicy, attempt: number, random: () 
 }
 
 /** The AWS APIs called through this layer, by IAM prefix (`ec2:CreateFleet`, `ssm:GetParameter`). */
-export type AwsService = 'ec2' | 'ssm' | 'pricing';
-const SERVICE_LABEL: Readonly<Record<AwsService, string>> = { ec2: 'EC2', ssm: 'SSM', pricing: 'Pricing' };
+export type AwsService = 'ec2' | 'ssm' | 'pricing' | 'sqs';
+const SERVICE_LABEL: Readonly<Record<AwsService, string>> = { ec2: 'EC2', ssm: 'SSM', pricing: 'Pricing', sqs: 'SQS' };
 
 /**
  * Runs `call` until it succeeds, fails permanently, or the budget is spent; failures leave

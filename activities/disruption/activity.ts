@@ -257,6 +257,7 @@ export async function readRound(
       ...(poolName ? { nodePool: poolName } : {}),
       initialized: initialized !== undefined,
       deleting,
+      ...(node?.spec?.taints?.some((x) => x.key === DISRUPTED_TAINT.key) ? { disruptedElsewhere: true } : {}),
       doNotDisrupt: node?.metadata?.annotations?.[DO_NOT_DISRUPT] === 'true' || claim.metadata.annotations?.[DO_NOT_DISRUPT] === 'true',
       labels: { ...(claim.metadata.labels ?? {}), ...(node?.metadata?.labels ?? {}) },
       ...(claim.spec.terminationGracePeriod ? { terminationGracePeriod: claim.spec.terminationGracePeriod } : {}),

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleepMs } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import { type Condition } from '../../core/api';
 import { conditionSchema } from '../../core/api/primitives';
@@ -17,7 +17,7 @@ import { RELEASE_METADATA_LABEL, releaseImagesFor, type ReleaseImages } from '..
 import { validateAutoNode } from '../../core/hostedcluster';
 import { AUTONODE_NAMESPACE, autonodeKubeconfigSecret } from '../../core/hostedcluster/secrets';
 import { parseQuantity, toMilliUnits } from '../../core/scheduling/quantity';
-import { ClusterRefSchema, TaskQueuesSchema, defaultTaskQueues, disruptionWorkflowId, provisionerWorkflowId, setCondition, watchWorkflowId, type ConditionUpdate } from '../../core/lifecycle';
+import { ClusterRefSchema, TaskQueuesSchema, defaultTaskQueues, disruptionWorkflowId, interruptionWorkflowId, provisionerWorkflowId, setCondition, watchWorkflowId, type ConditionUpdate } from '../../core/lifecycle';
 import { type ClusterResolver } from '../cluster';
 import { kubeClientsFromKubeconfigString, type KubeClients } from '../kube/clients';
 import { isConflict, isNotFound } from '../kube/errors';
@@ -45,7 +45,7 @@ export type Observation =
   | { state: 'gone' }
   | { state: 'notConfigured'; deleting: boolean }
   | { state: 'invalid'; deleting: boolean; problems: { field: string; reason: string; message: string }[] }
-  | { state: 'ok'; deleting: boolean; config: { infraID: string; region: string; roleARN: string; releaseImage: string; generation?: number } };
+  | { state: 'ok'; deleting: boolean; config: { infraID: string; region: string; roleARN: string; releaseImage: string; interruptionQueue?: string; generation?: number } };
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const MetaSchema = z.object({ metadata: z.object({ deletionTimestamp: z.unknown().optional(), finalizers: z.array(z.string()).optional(), uid: z.string().optional() }) });
@@ -103,8 +103,8 @@ export function createEnablementActivities(deps: EnablementActivityDeps) {
       const validated = validateAutoNode(read);
       if (validated.status === 'notConfigured') return { state: 'notConfigured', deleting };
       if (validated.status === 'invalid') return { state: 'invalid', deleting, problems: validated.problems.map((p) => ({ field: p.field, reason: p.reason, message: p.message })) };
-      const { infraID, region, roleARN, releaseImage, generation } = validated.config;
-      return { state: 'ok', deleting, config: { infraID, region, roleARN, releaseImage, ...(generation === undefined ? {} : { generation }) } };
+      const { infraID, region, roleARN, releaseImage, interruptionQueue, generation } = validated.config;
+      return { state: 'ok', deleting, config: { infraID, region, roleARN, releaseImage, ...(interruptionQueue === undefined ? {} : { interruptionQueue }), ...(generation === undefined ? {} : { generation }) } };
     },
 
     /**
@@ -203,6 +203,36 @@ export function createEnablementActivities(deps: EnablementActivityDeps) {
       });
     },
 
+    /**
+     * The cluster's interruption workflow polls `queue`, or — without one — does not run. A
+     * workflow polling another queue is ended first (one with replacements in flight leaves
+     * their nodes tainted; the claims' own workflows and the provisioner carry on).
+     */
+    async syncInterruption(raw: { cluster: unknown; taskQueues: unknown; queue?: string }): Promise<void> {
+      const cluster = ClusterRefSchema.parse(raw.cluster);
+      const taskQueues = TaskQueuesSchema.parse(raw.taskQueues);
+      const queue = z.string().min(1).optional().parse(raw.queue);
+      const handle = deps.temporal.workflow.getHandle(interruptionWorkflowId(cluster.name));
+      const running = await handle.describe().then((d) => d.status.name === 'RUNNING', (err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) return false;
+        throw err;
+      });
+      if (running) {
+        const polling = await handle.query<{ queue: string }>('status').then((s) => s.queue);
+        if (polling === queue) return;
+        await handle.terminate(queue ? `the cluster's interruption queue is ${queue} now` : 'the cluster names no interruption queue now').catch((err: unknown) => {
+          if (!(err instanceof WorkflowNotFoundError)) throw err;
+        });
+      }
+      if (!queue) return;
+      await deps.temporal.workflow.start('interruptionWorkflow', {
+        taskQueue: taskQueues.control,
+        workflowId: interruptionWorkflowId(cluster.name),
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        args: [{ cluster, taskQueues, queue }],
+      });
+    },
+
     /** Conditions and `status.autoNode` (nodes, NodeClaims, vCPUs: what HyperShift reports for billing). */
     async reportHostedCluster(raw: { hostedCluster: HostedClusterRef; conditions: ConditionUpdate[]; generation?: number; cluster?: unknown; clear?: boolean }): Promise<{ nodeCount: number; nodeClaimCount: number; vCPUs: number } | undefined> {
       const hc = HostedClusterRefSchema.parse(raw.hostedCluster);
@@ -237,8 +267,9 @@ export function createEnablementActivities(deps: EnablementActivityDeps) {
     async stopProvisioning(raw: { cluster: unknown; taskQueues?: unknown }): Promise<void> {
       const cluster = ClusterRefSchema.parse(raw.cluster);
       const taskQueues = TaskQueuesSchema.parse({ ...defaultTaskQueues, ...(raw.taskQueues ?? {}) });
-      // disruption first: a teardown deletes every claim itself, and replacements would be new capacity
+      // disruption and interruption first: a teardown deletes every claim itself, and replacements would be new capacity
       await deps.temporal.workflow.getHandle(disruptionWorkflowId(cluster.name)).terminate('autonode is being disabled for this cluster').catch(() => undefined);
+      await deps.temporal.workflow.getHandle(interruptionWorkflowId(cluster.name)).terminate('autonode is being disabled for this cluster').catch(() => undefined);
       const handle = await deps.temporal.workflow.signalWithStart('provisionerWorkflow', {
         taskQueue: taskQueues.control,
         workflowId: provisionerWorkflowId(cluster.name),

@@ -25,6 +25,9 @@ export type SchedulingController = 'provisioner' | 'disruption';
 
 export type AutonodeMetrics = ReturnType<typeof createAutonodeMetrics>;
 
+/** Karpenter's DurationBuckets (metrics/constants.go): controller-runtime's, up to 60 s. */
+const KARPENTER_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60];
+
 /** Seconds; the scheduling simulation runs from milliseconds to tens of seconds at 20k pods. */
 const SCHEDULING_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80];
 
@@ -64,7 +67,7 @@ export function createAutonodeMetrics(options: AutonodeMetricsOptions = {}) {
     }),
     nodeClaimsDisrupted: new Counter({
       name: 'karpenter_nodeclaims_disrupted_total',
-      help: 'NodeClaims the disruption workflow deleted, counted by the call that began the deletion. Labeled by cluster, reason (empty, drifted, underutilized) and the owning nodepool.',
+      help: 'NodeClaims the disruption or interruption workflow deleted, counted by the call that began the deletion. Labeled by cluster, reason (empty, drifted, underutilized; spot_interrupted, scheduled_change, instance_stopped, instance_terminated) and the owning nodepool.',
       labelNames: ['cluster', 'reason', 'nodepool'] as const,
       registers,
     }),
@@ -85,6 +88,31 @@ export function createAutonodeMetrics(options: AutonodeMetricsOptions = {}) {
       name: 'karpenter_cloudprovider_errors_total',
       help: 'Errors returned from cloud provider calls. Labeled by cluster, controller (the Temporal activity), method, provider and error.',
       labelNames: ['cluster', 'controller', 'method', 'provider', 'error'] as const,
+      registers,
+    }),
+    interruptionReceived: new Counter({
+      name: 'karpenter_interruption_received_messages_total',
+      help: 'Messages received from the cluster\'s interruption queue and parsed, counted by the poll that received them (SQS delivers a message again if it was not deleted). Labeled by cluster and message_type (spot_interrupted, rebalance_recommendation, scheduled_change, instance_stopped, instance_terminated, no_op).',
+      labelNames: ['cluster', 'message_type'] as const,
+      registers,
+    }),
+    interruptionDeleted: new Counter({
+      name: 'karpenter_interruption_deleted_messages_total',
+      help: 'Messages deleted from the cluster\'s interruption queue after handling (unparseable ones too).',
+      labelNames: ['cluster'] as const,
+      registers,
+    }),
+    interruptionQueueDuration: new Histogram({
+      name: 'karpenter_interruption_message_queue_duration_seconds',
+      help: 'How long an interruption message waited, from its event\'s time until it was handled, in seconds. Messages of kinds autonode acts on (not no_op, not unparseable).',
+      labelNames: ['cluster'] as const,
+      buckets: KARPENTER_DURATION_BUCKETS,
+      registers,
+    }),
+    interruptionIgnored: new Counter({
+      name: 'autonode_interruption_ignored_messages_total',
+      help: 'Interruption messages deleted without any action: unparseable (not an EventBridge event autonode can read) or no_nodeclaim (an interruption of an instance no NodeClaim of this cluster has: another cluster\'s, or one already gone).',
+      labelNames: ['cluster', 'reason'] as const,
       registers,
     }),
     /** Replaces what the state gauges show for this cluster with what an activity just listed. */

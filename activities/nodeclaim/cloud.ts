@@ -17,6 +17,7 @@ import { formatIssue, normaliseDocument, type EC2NodeClass } from '../../core/ap
 import { assertNever } from '../../core/assert';
 import { NODECLASS_HASH_ANNOTATION, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_ANNOTATION, nodeClassHash } from '../../core/disruption/drift';
 import { type InstanceType } from '../../core/instancetypes';
+import { heldOfferingsOf } from '../../core/provisioning/nodeclaims';
 import { catalogQueryFor } from '../../core/workloads/assemble';
 import { LabelKey } from '../../core/scheduling';
 import { type ClusterResolver } from '../cluster';
@@ -218,10 +219,16 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
           zones: [...new Set(resolution.subnets.map((s) => s.zone))].sort(),
         }),
       );
-      const options = launchOptionsForClaim(claim.spec.requirements, instanceTypes, {
+      const limits = {
         ...(claim.spec.resources?.requests ? { requests: claim.spec.resources.requests } : {}),
         ...(claim.metadata.labels ? { stampedLabels: claim.metadata.labels } : {}),
-      });
+      };
+      // The offerings planning held unavailable (an insufficient-capacity error, an interrupted
+      // spot pool) stay out of the overrides while their TTL runs, as Karpenter's launch filters
+      // its cache; when they are all the claim has, EC2 decides (the memory is advice).
+      const held = heldOfferingsOf(claim, now().getTime());
+      const filtered = held.size > 0 ? launchOptionsForClaim(claim.spec.requirements, instanceTypes, { ...limits, unavailable: held }) : undefined;
+      const options = filtered?.ok ? filtered : launchOptionsForClaim(claim.spec.requirements, instanceTypes, limits);
       if (!options.ok) {
         await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'InstanceTypesUnsatisfiable', message: options.reason }] }, now().toISOString());
         throw failWith.permanent('Invalid', options.reason);

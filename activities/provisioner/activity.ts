@@ -56,6 +56,8 @@ export const CreateClaimsInputSchema = z.object({
   optionLists: z.array(z.array(z.string())),
   claims: z.array(z.custom<CompactClaim>((v) => typeof v === 'object' && v !== null && 'name' in v)),
   poolStatus: z.array(z.object({ name: z.string(), conditions: z.array(z.custom<ConditionUpdate>()), resources: z.record(z.string(), z.string()) })).default([]),
+  /** offerings the plan held unavailable: each claim carries those of its instance types to its launch */
+  unavailable: z.array(z.object({ instanceType: z.string(), zone: z.string(), capacityType: z.enum(['spot', 'on-demand']) })).default([]),
 });
 export type CreateClaimsInput = z.input<typeof CreateClaimsInputSchema>;
 
@@ -117,7 +119,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     const { pools, classes, invalidClasses, skipped, invalid } = await validateKarpenterObjects(world, { event, guest, now: now() });
     // an invalid class is reported by name, not as missing
     const typesByClass = new Map<string, CatalogResult>([...invalidClasses, ...(await cloudCatalog(cloud, classes, input.unavailable, { scope: input.cluster.name, resolutions }))]);
-    const planning: Planning = { batchId: input.batchId, region: input.cluster.region, world, pools, classes, skipped, invalid, typesByClass };
+    const planning: Planning = { batchId: input.batchId, region: input.cluster.region, world, pools, classes, skipped, invalid, typesByClass, unavailable: input.unavailable };
     return { ...planning, input, event };
   }
   type ReadPlanning = Awaited<ReturnType<typeof readPlanning>>;
@@ -167,7 +169,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
         limit(async () => {
           const template = templates.get(claim.pool);
           if (!template) throw new Error(`batch ${input.batchId}: claim ${claim.name} names pool ${claim.pool}, which has no template in the batch`);
-          const manifest = claimManifest(claim, template, input.optionLists[claim.options] ?? [], input.batchId);
+          const manifest = claimManifest(claim, template, input.optionLists[claim.options] ?? [], input.batchId, input.unavailable);
           let stored: unknown;
           try {
             stored = await guest.customObjects.createClusterCustomObject({ ...nodeClaimsApi, body: manifest });

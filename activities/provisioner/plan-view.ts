@@ -10,7 +10,7 @@ import type { NodePool } from '../../core/api/nodepool';
 import { moveDecision, MULTI_NODE_CANDIDATES, type CapacityType, type ConsolidationDecision, type ConsolidationSettings, type ReplacedNode, type ReplacementOption } from '../../core/disruption';
 import type { CatalogResult } from '../../core/instancetypes';
 import type { PackingInput, Plan } from '../../core/packing';
-import { asPlannedCapacity, claimTemplate, compactClaim, OptionLists, podDisposition, poolUsage, type ClaimTemplate, type ClaimUsage, type PlannedBatch, type PoolStatus } from '../../core/provisioning';
+import { asPlannedCapacity, claimTemplate, compactClaim, OptionLists, podDisposition, poolUsage, type ClaimTemplate, type ClaimUsage, type HeldOffering, type PlannedBatch, type PoolStatus } from '../../core/provisioning';
 import { type ConditionUpdate } from '../../core/lifecycle';
 import { assembleObjects, type ObjectDocument } from '../../core/workloads/assemble';
 import { type World } from './world';
@@ -33,6 +33,8 @@ export interface Planning {
   /** NodePools that failed validation (their ValidationSucceeded=False) */
   invalid: readonly { name: string; why: string }[];
   typesByClass: ReadonlyMap<string, CatalogResult>;
+  /** the offerings this plan held unavailable (the insufficient-capacity memory, an interrupted spot offering) */
+  unavailable?: readonly HeldOffering[];
 }
 
 export type PodEventType = 'Normal' | 'Warning';
@@ -171,6 +173,10 @@ export async function planView(state: Planning, options: PlanOptions): Promise<{
   planned.poolStatus = statusAfter(plan.nodeClaims.filter((c) => poolByName.has(c.nodePool)).map((c) => ({ nodePool: c.nodePool, instanceTypeOptions: c.instanceTypeOptions })));
   planned.templates = [...templates.values()];
   planned.optionLists = optionLists.lists;
+  // only those among the claims' types travel on (a payload in the provisioner's history)
+  const offered = new Set(planned.optionLists.flat());
+  const held = (state.unavailable ?? []).filter((o) => offered.has(o.instanceType));
+  if (held.length > 0) planned.unavailable = held.map((o) => ({ ...o }));
   planned.pricePerHour = Math.round(planned.pricePerHour * 1e6) / 1e6;
   return { planned, plan, packing };
 }

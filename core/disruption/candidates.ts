@@ -33,6 +33,12 @@ export interface CandidateNode {
   nodePool?: string;
   initialized: boolean;
   deleting: boolean;
+  /**
+   * The node carries `karpenter.sh/disrupted` when a round begins. The disruption workflow
+   * runs one command at a time and takes its taints back when a command ends, so another
+   * actor is moving the node (an interruption launching its replacement first).
+   */
+  disruptedElsewhere?: boolean;
   /** `karpenter.sh/do-not-disrupt: "true"` on the Node (or the NodeClaim) */
   doNotDisrupt: boolean;
   labels: Record<string, string>;
@@ -91,6 +97,7 @@ export function candidateVerdict(node: CandidateNode, pool: CandidatePool | unde
   if (node.node === undefined) return refuse('its node has not registered');
   if (!node.initialized) return refuse('it is not initialized');
   if (node.deleting) return refuse('it is being deleted');
+  if (node.disruptedElsewhere) return refuse('it is tainted karpenter.sh/disrupted by another command (an interruption is replacing it)');
   if (node.nominatedUntil !== undefined && now < node.nominatedUntil) return refuse('pending pods were nominated to it');
   if (node.doNotDisrupt) return refuse(`it has ${DO_NOT_DISRUPT}`);
   if (node.nodePool === undefined) return refuse('it has no karpenter.sh/nodepool label');

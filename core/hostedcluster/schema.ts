@@ -25,6 +25,14 @@ export const AUTONODE_CONDITION_TYPES = {
   degraded: 'AutoNodeDegraded',
 } as const;
 
+/**
+ * The SQS queue EventBridge delivers the cluster's interruption events to (Karpenter's
+ * `--interruption-queue`). HyperShift's API has no field for it (AutoNode leaves interruption
+ * handling off), so autonode reads its own annotation; `autonode enable --interruption-queue`
+ * sets it. Absent: no interruption handling for the cluster.
+ */
+export const INTERRUPTION_QUEUE_ANNOTATION = 'autonode.io/interruption-queue';
+
 /** The OpenShift "AutoNode via Karpenter" API, as HyperShift serves it. */
 export const AutoNodeSpecSchema = z.object({
   provisionerConfig: z
@@ -64,6 +72,7 @@ export const HostedClusterSchema = z.object({
     resourceVersion: z.string().optional(),
     deletionTimestamp: z.string().optional(),
     finalizers: z.array(z.string()).optional(),
+    annotations: z.record(z.string(), z.string()).optional(),
   }),
   spec: z
     .object({

@@ -11,7 +11,7 @@
 import { type ConditionUpdate } from '../lifecycle/conditions';
 import { type ClusterRef } from '../lifecycle/contract';
 import { parseRoleArn, partitionOfRegion, type RoleArn } from './role-arn';
-import { AUTONODE_CONDITION_TYPES, HostedClusterSchema, type HostedCluster } from './schema';
+import { AUTONODE_CONDITION_TYPES, HostedClusterSchema, INTERRUPTION_QUEUE_ANNOTATION, type HostedCluster } from './schema';
 
 export const AUTONODE_PROBLEM_REASONS = [
   /** the object is not a HostedCluster autonode can read (no name/namespace, a field of the wrong type) */
@@ -31,6 +31,8 @@ export const AUTONODE_PROBLEM_REASONS = [
   'InvalidRoleARN',
   /** the role's partition cannot act in the cluster's region (aws-cn role, us-east-1 cluster) */
   'RoleARNPartitionMismatch',
+  /** the interruption-queue annotation is not an SQS queue name */
+  'InvalidInterruptionQueue',
 ] as const;
 export type AutoNodeProblemReason = (typeof AUTONODE_PROBLEM_REASONS)[number];
 
@@ -51,6 +53,8 @@ export interface AutoNodeConfig {
   roleARN: string;
   role: RoleArn;
   releaseImage: string;
+  /** the SQS queue of the cluster's interruption events, when it names one */
+  interruptionQueue?: string;
   /** metadata.generation, for conditions' observedGeneration */
   generation?: number;
 }
@@ -70,6 +74,7 @@ const FIELD = {
   karpenter: 'spec.autoNode.provisionerConfig.karpenter',
   karpenterPlatform: 'spec.autoNode.provisionerConfig.karpenter.platform',
   roleARN: 'spec.autoNode.provisionerConfig.karpenter.aws.roleARN',
+  interruptionQueue: `metadata.annotations["${INTERRUPTION_QUEUE_ANNOTATION}"]`,
 } as const;
 
 /** A field that fails to parse (wrong type) is reported with that field's own reason. */
@@ -91,6 +96,8 @@ const RELEASE_IMAGE = /^\w+\S+$/;
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/;
 const AWS = 'AWS';
 const KARPENTER = 'Karpenter';
+/** SQS's queue names: 1-80 letters, digits, '-' and '_'; a FIFO queue's ends in `.fifo` */
+const SQS_QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}$|^[A-Za-z0-9_-]{1,75}\.fifo$/;
 
 export function validateAutoNode(input: unknown): AutoNodeValidation {
   const parsed = HostedClusterSchema.safeParse(input);
@@ -114,6 +121,7 @@ export function validateAutoNode(input: unknown): AutoNodeValidation {
   const region = hc.spec?.platform?.aws?.region ?? '';
   const roleARN = autoNode.provisionerConfig?.karpenter?.aws?.roleARN ?? '';
   const releaseImage = hc.spec?.release?.image ?? '';
+  const interruptionQueue = hc.metadata.annotations?.[INTERRUPTION_QUEUE_ANNOTATION];
   const role = parseRoleArn(roleARN);
   if (!role.ok) return { status: 'invalid', problems: [{ field: FIELD.roleARN, reason: 'InvalidRoleARN', message: role.problem }] };
   return {
@@ -126,6 +134,7 @@ export function validateAutoNode(input: unknown): AutoNodeValidation {
       roleARN,
       role: role.arn,
       releaseImage,
+      ...(interruptionQueue === undefined ? {} : { interruptionQueue }),
       ...(hc.metadata.generation === undefined ? {} : { generation: hc.metadata.generation }),
     },
   };
@@ -176,6 +185,10 @@ function checkFields(hc: HostedCluster): AutoNodeProblem[] {
     add(FIELD.roleARN, 'InvalidRoleARN', `"${roleARN}" is not an IAM role ARN: ${role.problem}. Set it to the role's ARN as IAM shows it, e.g. arn:aws:iam::123456789012:role/autonode`);
   } else if (platformType === AWS && REGION.test(region) && partitionOfRegion(region) !== role.arn.partition) {
     add(FIELD.roleARN, 'RoleARNPartitionMismatch', `the role is in partition ${role.arn.partition} but region ${region} is in ${partitionOfRegion(region)}: use a role of the cluster's partition (arn:${partitionOfRegion(region)}:iam::...)`);
+  }
+  const queue = hc.metadata.annotations?.[INTERRUPTION_QUEUE_ANNOTATION];
+  if (queue !== undefined && !SQS_QUEUE_NAME.test(queue)) {
+    add(FIELD.interruptionQueue, 'InvalidInterruptionQueue', `"${queue}" is not an SQS queue name (1-80 letters, digits, '-' or '_', a FIFO queue's ending in .fifo): name the queue EventBridge sends the cluster's interruption events to, or remove the annotation`);
   }
   return problems;
 }

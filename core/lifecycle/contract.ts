@@ -118,13 +118,15 @@ export const nodeClaimWorkflowId = (cluster: string, name: string) => `autonode/
 export const provisionerWorkflowId = (cluster: string) => `autonode/${cluster}/provisioner`;
 export const watchWorkflowId = (cluster: string) => `autonode/${cluster}/watch`;
 export const disruptionWorkflowId = (cluster: string) => `autonode/${cluster}/disruption`;
+/** runs only for a cluster that names an interruption queue */
+export const interruptionWorkflowId = (cluster: string) => `autonode/${cluster}/interruption`;
 /** one per HostedCluster: `autonode/<namespace>/<name>` */
 export const enablementWorkflowId = (hc: { namespace: string; name: string }) => `autonode/${hc.namespace}/${hc.name}`;
 
 /** What a workflow id above names: logs carry the cluster and NodeClaim without every call site saying so. */
 export type WorkflowIdentity =
   | { kind: 'nodeclaim'; cluster: string; nodeClaim: string }
-  | { kind: 'provisioner' | 'watch' | 'disruption'; cluster: string }
+  | { kind: 'provisioner' | 'watch' | 'disruption' | 'interruption'; cluster: string }
   | { kind: 'management-watch' }
   | { kind: 'enablement'; hostedCluster: { namespace: string; name: string } }
   | { kind: 'other' };
@@ -142,7 +144,7 @@ export function workflowIdentity(workflowId: string): WorkflowIdentity {
   if (parts.length === 4 && second === 'nodeclaim' && first && third) return { kind: 'nodeclaim', cluster: first, nodeClaim: third };
   if (parts.length !== 3 || !first || !second) return { kind: 'other' };
   if (first === 'management' && second === 'watch') return { kind: 'management-watch' };
-  if (second === 'provisioner' || second === 'watch' || second === 'disruption') return { kind: second, cluster: first };
+  if (second === 'provisioner' || second === 'watch' || second === 'disruption' || second === 'interruption') return { kind: second, cluster: first };
   return { kind: 'enablement', hostedCluster: { namespace: first, name: second } };
 }
 

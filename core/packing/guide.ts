@@ -4,7 +4,8 @@
 // configuration LP's mix (aws-realistic 1k: 143 × t4g.2xlarge at 92–95% use, where the LP
 // buys t4g.small/micro for the small pods and c6g.4xlarge + r6g.12xlarge for the rest).
 //
-// For the pods with no topology rules and no host ports, one column generation over the
+// For the pods with no topology rules or only hostname ones (anti-affinity, hostname
+// spread: per-node caps, see GuideItem) and no host ports, one column generation over the
 // types of every pool (patterns.ts, fast pricing; a pattern is a type of one pool and
 // holds only classes that pool can host) finds the mix of node patterns, starting from
 // the greedy plan's own nodes (so its LP never costs more than them); sequential rounding
@@ -13,7 +14,7 @@
 // constraint (canAddToClaim). Whatever a pattern could not take — a zone clash, a pool
 // limit, the last 5% (with one pool; with several the LP covers it, see coverTail below)
 // — stays waiting for the greedy fill, whose seeds try pools by weight, and which also
-// handles every pod with topology rules. solve() keeps the guided
+// handles every pod with other topology rules (zone spread, pod affinity). solve() keeps the guided
 // plan only when it is cheaper than the greedy one, so the guide can only lower the cost.
 //
 // Rejected (issue 14, finding 3, measured on many-pools, 3,000 pods, five pools, on a
@@ -25,11 +26,24 @@
 //   pool's limits refuse a node: 97.64. One generation over all pools: 95.53 (92.54 with
 //   coverTail), because a class without an arch selector then packs onto the cheaper
 //   arm64 nodes, as the greedy fill's top-ups would.
-// - The same generation for pods with hostname/zone topology rules, with per-node rules
-//   on the patterns (patterns.ts PatternRule): on topology-heavy the rounded patterns
-//   lost to the greedy plan (2,000 pods: greedy 74.28 $/h, guided 81.06, 327 of 2,000
-//   pods refused by zone skew at fill time across six zones; 300 pods: 8.97 against
-//   9.51) and the second pass cost ~10 s. Those pods stay with the greedy fill.
+// - The same generation for pods with hostname/zone topology rules, one row per class
+//   (each deployment its own), with per-node rules on the patterns (patterns.ts
+//   PatternRule): on topology-heavy the rounded patterns lost to the greedy plan (2,000
+//   pods: greedy 74.28 $/h, guided 81.06, 327 of 2,000 pods refused by zone skew at fill
+//   time across six zones; 300 pods: 8.97 against 9.51) and the second pass cost ~10 s.
+//   Hostname-rule classes pooled by shape (GuideItem, h-bound): 69.36 at 2,000 pods; at
+//   300–1,000 pods few deployments share a shape and the guided plan loses (9.51 against
+//   8.97 at 300), so solve() keeps the greedy one there. Zone-spread pods pooled the same
+//   way: 73.52 — every guided claim is pinned to the zone its first pod finds cheapest,
+//   so a deployment's zone-spread pods find no claim in a zone where its count is the
+//   minimum; they stay with the greedy fill.
+// - many-pools (h-bound): a second pass once a limited pool closes (the classes move to
+//   the next heaviest open pools) and top-ups (a lighter pool's pattern may hold any pod
+//   it admits once it holds one for which that pool is the heaviest, as Karpenter fills
+//   in-flight claims of any pool): 101.19 $/h for the second pass, 100.40 with top-ups,
+//   against 98.86 for one pass and the greedy fill. The second pass's LP (414 classes × 175 types) stops on the work
+//   budget after 11 iterations at 77.2 $/h for pods the greedy fill places for ~76; ten
+//   times the budget: 97.50 in 15 s.
 import { maskFor } from './classes';
 import { addToClaimMutating, canAddToClaim, canOpen, openClaimMutating } from './claim';
 import { topologyOf, type SolveContext } from './context';
@@ -38,6 +52,7 @@ import type { LinearSolver } from './linear-program';
 import type { PlannedNodeClaim } from './plan';
 import { remainingOf, type ClassQueue, type PackState } from './pack-state';
 import { PatternGenerator, type RoundLimit } from './patterns';
+import { LabelKey } from '../scheduling/labels';
 import type { Pool, PoolType } from './pools';
 
 /** Pricing rounds for the solver (the bound runs to convergence; the guide needs a good mix, fast). */
@@ -68,12 +83,94 @@ const leaveToGreedy = 0.05;
 /** Pricing rounds for each residual demand during rounding. */
 const iterationsPerRound = 2;
 
+/**
+ * 'free': no topology rule of its own; 'hostname': only hostname anti-affinity and
+ * hostname spread (per-node caps, see items below); undefined: not for the guide (zone or
+ * other keys, pod affinity, host ports), left to the greedy fill.
+ */
+function guideKind(queue: ClassQueue, context: SolveContext): 'free' | 'hostname' | undefined {
+  if (queue.podClass.hostPorts.length > 0 || remainingOf(queue) <= 0) return undefined;
+  const own = topologyOf(context, queue.podClass).own;
+  if (own.length === 0) return 'free';
+  return own.every(({ group }) => group.key === LabelKey.hostname && group.kind !== 'affinity') ? 'hostname' : undefined;
+}
+
 function free(queue: ClassQueue, context: SolveContext): boolean {
-  return queue.podClass.hostPorts.length === 0 && topologyOf(context, queue.podClass).own.length === 0 && remainingOf(queue) > 0;
+  return guideKind(queue, context) !== undefined;
 }
 
 /**
- * The guide plans only pods without topology rules; when they are under half of those
+ * One row of the guide's LP: classes of one shape planned together. A free class is its
+ * own item. Classes with hostname rules (each deployment its own class: the rules select
+ * its pods) are pooled by shape and cap: a pattern says "c pods of this shape", and the
+ * fill takes them from whichever of the item's classes the node's rules still admit
+ * (canAddToClaim), so a node holds one anti-affinity pod of each of many deployments. The
+ * item's per-node cap is the sum of its classes' caps (PatternRule), binding only when few
+ * deployments share a shape. Planning each class as its own row (h-cost's try) needed
+ * one row per deployment and lost to the greedy plan (guide.ts header).
+ */
+interface GuideItem {
+  readonly queues: ClassQueue[];
+  readonly cap: number;
+}
+
+function guideItems(queues: readonly ClassQueue[], context: SolveContext): GuideItem[] {
+  const items: GuideItem[] = [];
+  const pooled = new Map<number, ClassQueue[]>();
+  for (const queue of queues) {
+    if (guideKind(queue, context) === 'free') {
+      items.push({ queues: [queue], cap: Infinity });
+      continue;
+    }
+    let entry = pooled.get(queue.podClass.shapeId);
+    if (entry === undefined) {
+      entry = [];
+      pooled.set(queue.podClass.shapeId, entry);
+      items.push({ queues: entry, cap: Infinity });
+    }
+    entry.push(queue);
+  }
+  // In a pooled item the classes with the larger per-node cap go first: a node's pattern
+  // slots are then filled with two spread pods of one deployment before an anti-affinity
+  // pod of it keeps the rest of that deployment away.
+  return items.map((item) => (Number.isFinite(item.cap) || item.queues.length === 1 && guideKind(item.queues[0] as ClassQueue, context) === 'free' ? item
+    : { queues: [...item.queues].sort((a, b) => b.perNode - a.perNode || a.order - b.order), cap: pooledCap(item.queues, context) }));
+}
+
+/**
+ * Pods of these classes one node can hold under their hostname rules alone: classes that
+ * share a hostname group (a deployment's anti-affinity and spread pods) count once, at the
+ * largest of their caps (an anti-affinity pod keeps the others of its selector away, a
+ * spread pod allows maxSkew), and separate deployments add up.
+ */
+function pooledCap(queues: readonly ClassQueue[], context: SolveContext): number {
+  const parent = queues.map((_, i) => i);
+  const find = (i: number): number => {
+    while (parent[i] !== i) i = parent[i] ?? i;
+    return i;
+  };
+  const byGroup = new Map<number, number>();
+  queues.forEach((queue, i) => {
+    const topology = topologyOf(context, queue.podClass);
+    for (const group of [...topology.own.map((o) => o.group), ...topology.matching]) {
+      if (group.key !== LabelKey.hostname) continue;
+      const other = byGroup.get(group.id);
+      if (other === undefined) byGroup.set(group.id, i);
+      else parent[find(i)] = find(other);
+    }
+  });
+  const caps = new Map<number, number>();
+  queues.forEach((queue, i) => {
+    const root = find(i);
+    caps.set(root, Math.max(caps.get(root) ?? 0, Math.min(queue.perNode, remainingOf(queue))));
+  });
+  let cap = 0;
+  for (const value of caps.values()) cap += value;
+  return cap;
+}
+
+/**
+ * The guide plans only pods without topology rules or with hostname ones; when they are under half of those
  * waiting, the rest's claims (greedy) hold most of the fleet and the free pods are better
  * used topping those up (karpenter-mix: 20% free pods, guided plan no cheaper, 3× slower).
  */
@@ -99,6 +196,7 @@ export function guidable(state: PackState, context: SolveContext): boolean {
 export function guideNewClaimsMutating(state: PackState, context: SolveContext, guide: Guide, placed: Set<string>): boolean {
   // Classes in the order the pools list them (most valuable first), each once.
   const queues = [...new Set(context.pools.flatMap((pool) => state.activeByPool[pool.order] ?? []))].filter((queue) => free(queue, context));
+  const items = guideItems(queues, context);
   const types: { pool: Pool; type: PoolType }[] = [];
   for (const pool of context.pools) {
     for (const type of pool.types) if (type.offerings.length > 0 && canOpen(pool, type)) types.push({ pool, type });
@@ -108,19 +206,20 @@ export function guideNewClaimsMutating(state: PackState, context: SolveContext, 
   // a node); pools of equal weight compete on price. Mixing weights by price sent a heavier
   // pool's pods to a cheaper, lighter one — users weight pools to say which to use first.
   const openPools = new Set(types.map((t) => t.pool.order));
-  const masks = queues.map((queue) => {
-    const all = context.pools.map((pool) => (openPools.has(pool.order) ? maskFor(queue.podClass, pool) : undefined));
+  const masks = items.map(({ queues: [first] }) => {
+    const all = context.pools.map((pool) => (openPools.has(pool.order) && first !== undefined ? maskFor(first.podClass, pool) : undefined));
     const heaviest = Math.max(...context.pools.filter((pool) => all[pool.order] !== undefined).map((pool) => pool.weight));
     return context.pools.map((pool) => (pool.weight === heaviest ? all[pool.order] : undefined));
   });
   const generator = new PatternGenerator(
     {
-      items: queues.map((queue) => ({ requests: queue.podClass.requests, count: remainingOf(queue) })),
+      items: items.map((item) => ({ requests: item.queues[0]?.podClass.requests ?? new Float64Array(0), count: item.queues.reduce((sum, queue) => sum + remainingOf(queue), 0) })),
       types: types.map(({ type }) => ({ capacity: subtract(type.allocatable, type.daemonOverhead), price: type.offerings[0]?.price ?? Infinity })),
       allowed: (k, t) => {
         const entry = types[t];
         return entry !== undefined && masks[k]?.[entry.pool.order]?.[entry.type.index] === 1;
       },
+      rules: items.flatMap((item, k) => (Number.isFinite(item.cap) ? [{ owners: [k], matchers: [k], cap: item.cap }] : [])),
     },
     guide.solver,
     // With several pools the rounding's tail is covered by the LP's patterns rounded up
@@ -131,15 +230,15 @@ export function guideNewClaimsMutating(state: PackState, context: SolveContext, 
     { mode: 'fast', maxIterations, dpBudget: 0, fastBudget, searchNodes: 0, workBudget, leaveToGreedy, coverTail: context.pools.length > 1 },
   );
   try {
-    if (queues.length * generator.typeCount > maxWork) return false;
+    if (items.length * generator.typeCount > maxWork) return false;
     // The greedy plan's nodes of these pods start the master: its LP is never above them.
     const itemOf = new Map<string, number>();
-    queues.forEach((queue, k) => { for (let i = queue.head; i < queue.pods.length; i++) itemOf.set(queue.pods[i] ?? '', k); });
+    items.forEach((item, k) => { for (const queue of item.queues) for (let i = queue.head; i < queue.pods.length; i++) itemOf.set(queue.pods[i] ?? '', k); });
     const typeOf = new Map(types.map(({ pool, type }, t) => [`${pool.name}/${type.name}`, t]));
     for (const claim of guide.hints) {
       const t = typeOf.get(`${claim.nodePool}/${claim.instanceType}`);
       if (t === undefined || !claim.pods.every((pod) => itemOf.has(pod))) continue;
-      const counts = new Int32Array(queues.length);
+      const counts = new Int32Array(items.length);
       for (const pod of claim.pods) counts[itemOf.get(pod) ?? 0] = (counts[itemOf.get(pod) ?? 0] ?? 0) + 1;
       generator.addKnownPattern(t, counts);
     }
@@ -152,16 +251,27 @@ export function guideNewClaimsMutating(state: PackState, context: SolveContext, 
       const { pool, type } = entry;
       const claim = openClaimMutating(state.claims.length, pool, type, context);
       node.counts.forEach((count, k) => {
-        const queue = queues[k];
-        if (queue === undefined) return;
-        for (let i = 0; i < count && queue.head < queue.pods.length; i++) {
-          const proposal = canAddToClaim(claim, queue.podClass, context);
-          const pod = queue.pods[queue.head];
-          if (!proposal.ok || pod === undefined) break;
-          queue.head += 1;
-          state.waiting -= 1;
-          addToClaimMutating(claim, queue.podClass, proposal, pod, context);
-          placed.add(pod);
+        const item = items[k];
+        if (item === undefined) return;
+        // Each pod from the first of the item's classes (most valuable first) the node still admits.
+        let from = 0;
+        for (let i = 0; i < count; i++) {
+          let joined = false;
+          for (; from < item.queues.length && !joined; from++) {
+            const queue = item.queues[from];
+            const pod = queue?.pods[queue.head];
+            if (queue === undefined || pod === undefined) continue;
+            const proposal = canAddToClaim(claim, queue.podClass, context);
+            if (!proposal.ok) continue;
+            queue.head += 1;
+            state.waiting -= 1;
+            addToClaimMutating(claim, queue.podClass, proposal, pod, context);
+            placed.add(pod);
+            joined = true;
+            // (the same class may take the next pod too, if its cap allows)
+            from -= 1;
+          }
+          if (!joined) break;
         }
       });
       if (claim.pods.length > 0) state.claims.push(claim);

@@ -1,5 +1,5 @@
 import type { ConditionUpdate } from '../lifecycle';
-import type { ClaimTemplate, CompactClaim } from './nodeclaims';
+import type { ClaimTemplate, CompactClaim, HeldOffering } from './nodeclaims';
 
 // What one provisioner batch carries between its steps and into the provisioner's
 // history: plain data, shared by the activities and the (sandboxed) workflow.
@@ -34,6 +34,11 @@ export interface PlannedBatch extends Omit<BatchResult, 'created' | 'resumed' | 
   claims: CompactClaim[];
   /** each NodePool's status after this batch: its conditions, and resources counting the planned claims */
   poolStatus: PoolStatus[];
+  /**
+   * The offerings planning held unavailable (the insufficient-capacity memory, an interrupted
+   * spot offering) among the claims' instance types: each claim carries its own to the launch.
+   */
+  unavailable?: HeldOffering[];
 }
 
 export interface CreatedClaims {
@@ -50,8 +55,15 @@ export interface PoolStatus {
 }
 
 /** The create step's input from the plan step's result. */
-export function batchToCreate(planned: PlannedBatch): Pick<PlannedBatch, 'batchId' | 'templates' | 'optionLists' | 'claims' | 'poolStatus'> {
-  return { batchId: planned.batchId, templates: planned.templates, optionLists: planned.optionLists, claims: planned.claims, poolStatus: planned.poolStatus };
+export function batchToCreate(planned: PlannedBatch): Pick<PlannedBatch, 'batchId' | 'templates' | 'optionLists' | 'claims' | 'poolStatus' | 'unavailable'> {
+  return {
+    batchId: planned.batchId,
+    templates: planned.templates,
+    optionLists: planned.optionLists,
+    claims: planned.claims,
+    poolStatus: planned.poolStatus,
+    ...(planned.unavailable && planned.unavailable.length > 0 ? { unavailable: planned.unavailable } : {}),
+  };
 }
 /** A batch's counts from its two steps (what the provisioner's status shows). */
 export function batchResult(planned: PlannedBatch, made: CreatedClaims): BatchResult {

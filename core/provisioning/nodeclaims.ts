@@ -10,6 +10,56 @@ export const NODEPOOL_HASH_VERSION_ANNOTATION = 'karpenter.sh/nodepool-hash-vers
 export const NODEPOOL_HASH_VERSION = 'v3';
 /** The $/h of the offering the plan chose for a claim: what `autonode status` sums (a launch may land on a cheaper one). */
 export const PLANNED_PRICE_ANNOTATION = 'autonode.io/planned-price';
+/**
+ * The offerings planning held unavailable among the claim's instance types, as
+ * `type/zone/capacityType` separated by commas: the launch leaves them out of CreateFleet's
+ * overrides while Karpenter's insufficient-capacity TTL (3 minutes) runs from the claim's
+ * creation, as Karpenter's launch filters its unavailable-offerings cache.
+ */
+export const UNAVAILABLE_OFFERINGS_ANNOTATION = 'autonode.io/unavailable-offerings';
+/** Karpenter's unavailable-offerings TTL (pkg/cache: UnavailableOfferingsTTL). */
+export const UNAVAILABLE_OFFERINGS_TTL_MS = 3 * 60_000;
+
+/** An offering held unavailable. */
+export interface HeldOffering {
+  instanceType: string;
+  zone: string;
+  capacityType: 'spot' | 'on-demand';
+}
+
+const heldKey = (o: HeldOffering): string => `${o.instanceType}/${o.zone}/${o.capacityType}`;
+
+/** The annotation's value for a claim whose options are `instanceTypes`: only their held offerings, sorted; undefined when none. */
+export function unavailableOfferingsValue(held: readonly HeldOffering[], instanceTypes: readonly string[]): string | undefined {
+  const types = new Set(instanceTypes);
+  const keys = [...new Set(held.filter((o) => types.has(o.instanceType)).map(heldKey))].sort();
+  return keys.length > 0 ? keys.join(',') : undefined;
+}
+
+function heldAnnotation(held: readonly HeldOffering[], instanceTypes: readonly string[]): Record<string, string> {
+  const value = unavailableOfferingsValue(held, instanceTypes);
+  return value === undefined ? {} : { [UNAVAILABLE_OFFERINGS_ANNOTATION]: value };
+}
+
+/**
+ * The held offerings a claim's launch must leave out (`type/zone/capacityType` keys), read
+ * from its annotation while the TTL from its creation runs. An entry that is not three
+ * non-empty parts is ignored: the memory is advice, never a reason to fail a launch.
+ */
+export function heldOfferingsOf(claim: { metadata: { annotations?: Record<string, string> | undefined; creationTimestamp?: string | Date | undefined } }, nowMs: number): Set<string> {
+  const value = claim.metadata.annotations?.[UNAVAILABLE_OFFERINGS_ANNOTATION];
+  const created = claim.metadata.creationTimestamp === undefined ? Number.NaN : new Date(claim.metadata.creationTimestamp).getTime();
+  if (!value || !Number.isFinite(created) || nowMs - created >= UNAVAILABLE_OFFERINGS_TTL_MS) return new Set();
+  return new Set(
+    value
+      .split(',')
+      .map((k) => k.trim())
+      .filter((k) => {
+        const parts = k.split('/');
+        return parts.length === 3 && parts.every((x) => x.length > 0);
+      }),
+  );
+}
 
 /** FNV-1a, 64 bits: a stable, dependency-free hash of a string (ids and drift hashes, not security). */
 export function fnv1a64(text: string): bigint {
@@ -166,7 +216,7 @@ export function compactClaim(planned: PlannedNodeClaim, options: { batchId: stri
  * terminationGracePeriod, the plan's requirements narrowed to the ranked instance-type
  * options, the pods' requests, and the batch that made it.
  */
-export function claimManifest(claim: CompactClaim, template: ClaimTemplate, instanceTypeOptions: readonly string[], batchId: string): NodeClaimManifest {
+export function claimManifest(claim: CompactClaim, template: ClaimTemplate, instanceTypeOptions: readonly string[], batchId: string, held: readonly HeldOffering[] = []): NodeClaimManifest {
   const requirements = [...claim.requirements.filter((r) => r.key !== LabelKey.instanceType), { key: LabelKey.instanceType, operator: 'In', values: [...instanceTypeOptions] }].sort((a, b) =>
     a.key < b.key ? -1 : a.key > b.key ? 1 : 0,
   );
@@ -185,7 +235,11 @@ export function claimManifest(claim: CompactClaim, template: ClaimTemplate, inst
     metadata: {
       name: claim.name,
       labels: { ...template.labels, [BATCH_LABEL]: batchId },
-      annotations: { ...template.annotations, ...(claim.price > 0 ? { [PLANNED_PRICE_ANNOTATION]: String(Math.round(claim.price * 1e6) / 1e6) } : {}) },
+      annotations: {
+        ...template.annotations,
+        ...(claim.price > 0 ? { [PLANNED_PRICE_ANNOTATION]: String(Math.round(claim.price * 1e6) / 1e6) } : {}),
+        ...heldAnnotation(held, instanceTypeOptions),
+      },
       ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: template.pool, uid: template.poolUid, blockOwnerDeletion: true }],
     },
     spec,

@@ -2,6 +2,8 @@ import { type Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, type NativeConnection } from '@temporalio/worker';
 import { createAssumeRoleCredentialsFactory, createEc2ClientFactory, createEc2CloudProvider, createSsmClientFactory, createStsClientFactory, staticCredentialsProvider } from '../../activities/cloud';
 import { managementSecretResolver } from '../../activities/cluster';
+import { createSqsClientFactory } from '../../activities/interruption/sqs';
+import { CreateQueueCommand } from '@aws-sdk/client-sqs';
 import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activities/kube/clients';
 import { isConflict } from '../../activities/kube/errors';
 import { parseManifests } from '../../core/api/manifests';
@@ -9,7 +11,7 @@ import { enableCluster } from '../../starter/commands/cluster';
 import { projectRoot } from '../paths';
 import { readFileSync } from 'node:fs';
 import { LOCAL_RELEASE_IMAGE, createLocalHostedCluster } from './hosted-cluster';
-import { enablementWorkflowId, provisionerWorkflowId, watchWorkflowId, type ClusterRef } from '../../core/lifecycle';
+import { enablementWorkflowId, interruptionWorkflowId, provisionerWorkflowId, watchWorkflowId, type ClusterRef } from '../../core/lifecycle';
 import { connectClient, connectWorker } from '../../workers/temporal-connection';
 import { createAutonodeWorkers, runWorkers, workersReadiness } from '../../workers/workers';
 import { createAutonodeMetrics } from '../../activities/metrics';
@@ -45,6 +47,8 @@ const SEED = join(projectRoot(), 'test', 'fixtures', 'seeds', '000-hypershift-no
 const WORKLOAD = join(projectRoot(), 'k8s', 'examples', 'workload.yaml');
 /** moto's default account: the network made with the stack's keys belongs to this role too */
 export const DEV_ROLE_ARN = 'arn:aws:iam::123456789012:role/autonode-dev';
+/** the dev cluster's interruption queue in moto (`autonode interrupt` sends to it) */
+export const DEV_INTERRUPTION_QUEUE = 'autonode-dev-interruption';
 
 /**
  * autonode on the local stack, as an operator runs it beside a management cluster: a
@@ -69,11 +73,16 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
   const ec2ClientFor = createEc2ClientFactory({ endpoint: stack.ec2.endpoint, credentialsFor, endpointPolicy: 'loopback-only' });
   // moto serves SSM on the same endpoint (AMI `alias` / `ssmParameter` terms)
   const ssmClientFor = createSsmClientFactory({ endpoint: stack.ec2.endpoint, credentialsFor, endpointPolicy: 'loopback-only' });
+  // … and SQS: the cluster's interruption queue, as EventBridge would feed it (`autonode interrupt` sends to it)
+  const sqsClientFor = createSqsClientFactory({ endpoint: stack.ec2.endpoint, credentialsFor, endpointPolicy: 'loopback-only' });
+  const sqs = sqsClientFor({ name: hc.infraID, region: hc.region, credentialsRef: DEV_ROLE_ARN });
+  await sqs.send(new CreateQueueCommand({ QueueName: DEV_INTERRUPTION_QUEUE }));
   const ec2 = ec2ClientFor({ name: hc.infraID, region: hc.region, credentialsRef: DEV_ROLE_ARN });
   // the cluster's network (what a default EC2NodeClass selects) and the one seed 000 tells admins to tag
   const network = await createClusterNetwork(ec2, { clusterName: hc.infraID, zones: DEV_ZONES, octet: 100 });
   const seedNetwork = await createClusterNetwork(ec2, { clusterName: `${hc.infraID}-seed`, discoveryValue: 'your-infra-tag', zones: DEV_ZONES, octet: 101 });
   log(`EC2 networks: ${network.vpcId} (karpenter.sh/discovery=${hc.infraID}) and ${seedNetwork.vpcId} (karpenter.sh/discovery=your-infra-tag, seed 000)`);
+  log(`SQS queue ${DEV_INTERRUPTION_QUEUE}: the cluster's interruption queue`);
 
   // `autonode dev` owns Ctrl-C (it stops autonode, then the stack, in order): the Temporal
   // runtime must not start its own shutdown on the same signal.
@@ -96,6 +105,7 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
     // production wiring: the guest through the Secret enablement writes (autonode's own,
     // least-privileged identity), EC2 through the cluster's role
     resolve: managementSecretResolver({ management, ec2ClientFor, ssmClientFor }),
+    sqsClientFor,
     management,
     workflows: { workflowsPath: require.resolve('../../workflows') },
   });
@@ -121,12 +131,12 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
   });
   fleet.start();
 
-  // Enable through the starter, as an operator would: `autonode enable clusters/dev --role-arn … --wait`
-  log(`autonode enable ${hc.namespace}/${hc.name} --role-arn ${DEV_ROLE_ARN} --wait`);
+  // Enable through the starter, as an operator would: `autonode enable clusters/dev --role-arn … --interruption-queue … --wait`
+  log(`autonode enable ${hc.namespace}/${hc.name} --role-arn ${DEV_ROLE_ARN} --interruption-queue ${DEV_INTERRUPTION_QUEUE} --wait`);
   const enabled = await enableCluster(
     { temporal: client, management, io: { stdout: (t) => t.trimEnd().split('\n').forEach((line) => log(`  ${line}`)), stderr: (t) => log(t.trimEnd()) } },
     `${hc.namespace}/${hc.name}`,
-    { roleArn: DEV_ROLE_ARN, wait: true },
+    { roleArn: DEV_ROLE_ARN, interruptionQueue: DEV_INTERRUPTION_QUEUE, wait: true },
   );
   if (enabled?.phase !== 'Enabled') throw new Error(`clusters/dev did not enable: ${JSON.stringify(enabled)}`);
   const cluster: ClusterRef = { name: hc.infraID, region: hc.region, credentialsRef: DEV_ROLE_ARN };
@@ -167,7 +177,7 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
       await fleet.stop();
       // The stack stops with autonode: end the cluster's workflows rather than making the
       // workers' shutdown wait out their grace time (a real disable is `autonode disable`).
-      for (const id of [enablementWorkflowId(hc), watchWorkflowId(cluster.name), provisionerWorkflowId(cluster.name)]) {
+      for (const id of [enablementWorkflowId(hc), watchWorkflowId(cluster.name), provisionerWorkflowId(cluster.name), interruptionWorkflowId(cluster.name)]) {
         await client.workflow.getHandle(id).terminate('autonode dev stopping').catch(() => undefined);
       }
       for (const w of workers) w.shutdown();
@@ -176,6 +186,7 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
       await connection.close();
       await codec?.stop();
       ec2.destroy();
+      sqs.destroy();
     },
   };
 }

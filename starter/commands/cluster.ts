@@ -12,7 +12,7 @@ import { HOSTED_CLUSTERS } from '../../activities/enablement/activity';
 import { kubeClientsFromConfig, kubeClientsFromKubeconfigString, type KubeClients } from '../../activities/kube/clients';
 import { apiStatus } from '../../activities/kube/errors';
 import { FEATURE_GATE_DISABLED_REASON } from '../../core/enablement/management-watch';
-import { HostedClusterSchema, autonodeKubeconfigSecret, parseRoleArn } from '../../core/hostedcluster';
+import { HostedClusterSchema, INTERRUPTION_QUEUE_ANNOTATION, autonodeKubeconfigSecret, parseRoleArn } from '../../core/hostedcluster';
 import { PLANNED_PRICE_ANNOTATION } from '../../core/provisioning/nodeclaims';
 import { defaultTaskQueues, enablementWorkflowId } from '../../core/lifecycle';
 import { autonodeDataConverter } from '../../workers/codec/data-converter';
@@ -55,14 +55,17 @@ async function readHostedCluster(management: KubeClients, hc: { namespace: strin
  * Sets spec.autoNode (Karpenter on AWS, with the role autonode assumes for the cluster) and
  * starts the enablement workflow, or signals the running one: idempotent.
  */
-export async function enableCluster(deps: ClusterCommandDeps, ref: string, options: { roleArn: string; wait?: boolean }): Promise<EnablementStatus | undefined> {
+export async function enableCluster(deps: ClusterCommandDeps, ref: string, options: { roleArn: string; interruptionQueue?: string; wait?: boolean }): Promise<EnablementStatus | undefined> {
   const hc = parseHostedClusterRef(ref);
   const role = parseRoleArn(options.roleArn);
   if (!role.ok) throw new Error(`--role-arn ${options.roleArn}: ${role.problem}`);
   await readHostedCluster(deps.management, hc);
   const autoNode = { provisionerConfig: { name: 'Karpenter', karpenter: { platform: 'AWS', aws: { roleARN: options.roleArn } } } };
-  await deps.management.customObjects.patchNamespacedCustomObject({ ...HOSTED_CLUSTERS, namespace: hc.namespace, name: hc.name, body: { spec: { autoNode } } }, mergePatch);
+  // HyperShift's API has no field for the queue: autonode's annotation carries it (the enablement validates it)
+  const metadata = options.interruptionQueue ? { metadata: { annotations: { [INTERRUPTION_QUEUE_ANNOTATION]: options.interruptionQueue } } } : {};
+  await deps.management.customObjects.patchNamespacedCustomObject({ ...HOSTED_CLUSTERS, namespace: hc.namespace, name: hc.name, body: { ...metadata, spec: { autoNode } } }, mergePatch);
   deps.io.stdout(`HostedCluster ${hc.namespace}/${hc.name}: spec.autoNode set (Karpenter, AWS, role ${options.roleArn})\n`);
+  if (options.interruptionQueue) deps.io.stdout(`HostedCluster ${hc.namespace}/${hc.name}: interruption queue ${options.interruptionQueue} (annotation ${INTERRUPTION_QUEUE_ANNOTATION})\n`);
   await deps.temporal.workflow.signalWithStart('enablementWorkflow', {
     taskQueue: defaultTaskQueues.control,
     workflowId: enablementWorkflowId(hc),
@@ -341,8 +344,9 @@ export function registerClusterCommands(program: Command): void {
       .command('enable <hostedcluster>')
       .description('enable AutoNode for a HostedCluster (<namespace>/<name>): set spec.autoNode and start its enablement workflow')
       .requiredOption('--role-arn <arn>', 'the IAM role autonode assumes for this cluster (arn:aws:iam::<account>:role/<name>)')
+      .option('--interruption-queue <name>', "the SQS queue EventBridge sends the cluster's spot interruption, rebalance, health and instance state-change events to (Karpenter's --interruption-queue; the role needs sqs:GetQueueUrl, sqs:ReceiveMessage, sqs:DeleteMessage on it)")
       .option('--wait', 'wait until the cluster is enabled (or invalid), printing each step'),
-  ).action(async (ref: string, raw: { roleArn: string; wait?: boolean }) => {
+  ).action(async (ref: string, raw: { roleArn: string; interruptionQueue?: string; wait?: boolean }) => {
     const status = await withDeps(raw, (deps) => enableCluster(deps, ref, raw));
     if (status && status.phase !== 'Enabled') process.exitCode = 1;
   });

@@ -43,6 +43,8 @@ const scenarios: Record<string, () => PackingInput> = {
   'aws-realistic-1k': () => awsRealistic(1000),
   'aws-realistic-5k': () => awsRealistic(5000),
   'aws-realistic-20k': () => awsRealistic(20000),
+  // (issue 14 finding 3's goal: the real catalog at 50k pods in under 5 s)
+  'aws-realistic-50k': () => awsRealistic(50000),
   'topology-heavy': topologyHeavy,
   'many-pools': manyPools,
   'existing-nodes': existingNodes,

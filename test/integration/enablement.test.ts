@@ -244,7 +244,14 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
       return disruption.inFlight === undefined ? true : undefined;
     }, 300_000);
 
-    // disable: every claim drained and terminated, then autonode leaves
+    // disable: every claim drained and terminated, then autonode leaves. A claim's workflow
+    // that continues as new during the teardown starts a run under its old id; only an id not
+    // seen before disabling is a claim the teardown created.
+    const claimPrefix = `autonode/${hc.infraID}/nodeclaim/${pool}-`;
+    const claimsBefore = new Set<string>();
+    for await (const w of t.client.workflow.list({ query: `WorkflowType = 'nodeClaimWorkflow'` })) {
+      if (w.workflowId.startsWith(claimPrefix)) claimsBefore.add(w.workflowId);
+    }
     const disabling = new Date();
     const disabled = await disableCluster(deps, `${hc.namespace}/${hc.name}`, { wait: true });
     expect(disabled?.phase).toBe('Disabled');
@@ -263,7 +270,7 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
     const startedSince: string[] = [];
     for await (const w of t.client.workflow.list({ query: `WorkflowType = 'nodeClaimWorkflow' AND StartTime > '${disabling.toISOString()}'` })) {
       // this test's pods' claims (another file's leftover pool in the shared guest is not this test's)
-      if (w.workflowId.startsWith(`autonode/${hc.infraID}/nodeclaim/${pool}-`)) startedSince.push(w.workflowId);
+      if (w.workflowId.startsWith(claimPrefix) && !claimsBefore.has(w.workflowId)) startedSince.push(w.workflowId);
     }
     expect(startedSince).toEqual([]);
   });

@@ -172,8 +172,8 @@ describe('metrics: the endpoint counts what happened (real stack)', () => {
     expect((await fetch(`${lh.metricsUrl}/healthz`)).status).toBe(200);
     const ready = await fetch(`${lh.metricsUrl}/readyz`);
     expect([ready.status, (await ready.text()).split('\n').filter(Boolean)]).toEqual([200, Object.values(lh.taskQueues).map((q) => `${q} RUNNING`)]);
-    // the format Prometheus reads: every family typed
+    // the format Prometheus reads: every family typed (docs/metrics.md lists the 14)
     const text = await (await fetch(`${lh.metricsUrl}/metrics`)).text();
-    expect(z.array(z.string()).parse(text.match(/^# TYPE \S+ (counter|gauge|histogram)$/gm)).length).toBe(10);
+    expect(z.array(z.string()).parse(text.match(/^# TYPE \S+ (counter|gauge|histogram)$/gm)).length).toBe(14);
   });
 });

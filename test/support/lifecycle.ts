@@ -7,6 +7,7 @@ import { writeAutonodeGuestKubeconfig } from '../../dev/autonode/guest-identity'
 import { ensureCustomNodeClass } from '../../dev/autonode/nodeclass';
 import { createEc2ClientFactory, endpointPolicyFromEnv, staticCredentialsProvider } from '../../activities/cloud';
 import { staticClusterResolver, type ClusterResolver } from '../../activities/cluster';
+import { createSqsClientFactory } from '../../activities/interruption/sqs';
 import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activities/kube/clients';
 import { NodeClaimStore } from '../../activities/kube/nodeclaims';
 import { nodeClaimWorkflowId, type NodeClaimWorkflowInput, type TaskQueues } from '../../core/lifecycle';
@@ -90,6 +91,8 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
   });
   const autonodeKubeconfigPath = await writeAutonodeGuestKubeconfig(guest, join(stack.dir, `autonode-${id}.kubeconfig`));
   const resolve = staticClusterResolver({ guestKubeconfigPath: autonodeKubeconfigPath, ec2ClientFor });
+  // interruption queues: moto serves SQS on its EC2 port (not behind the EC2 fault proxy)
+  const sqsClientFor = createSqsClientFactory({ endpoint: stack.ec2.endpoint, credentialsFor: staticCredentialsProvider({ accessKeyId: 'testing', secretAccessKey: 'testing' }), endpointPolicy: endpointPolicyFromEnv(process.env) });
   const metrics = createAutonodeMetrics();
   const workersFor = (run: readonly WorkerRole[]) =>
     createAutonodeWorkers({
@@ -103,6 +106,7 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
       taskQueues,
       run,
       metrics,
+      sqsClientFor,
     });
   const workers: Worker[] = await workersFor(options.run ?? WORKER_ROLES);
   const running = [runWorkers(workers)];

@@ -9,6 +9,7 @@ const decided: Record<string, 'PINNED' | 'AUTO_UPGRADE'> = {
   provisionerWorkflow: 'AUTO_UPGRADE',
   enablementWorkflow: 'AUTO_UPGRADE',
   disruptionWorkflow: 'AUTO_UPGRADE',
+  interruptionWorkflow: 'AUTO_UPGRADE',
   managementWatchWorkflow: 'AUTO_UPGRADE',
 };
 

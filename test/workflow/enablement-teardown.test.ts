@@ -33,6 +33,9 @@ it('a teardown-only run deletes the claims and waits for the instances of the cl
     startClusterWorkflows: async () => {
       throw new Error('a teardown starts nothing');
     },
+    syncInterruption: async () => {
+      throw new Error('a teardown starts nothing');
+    },
     reportHostedCluster: async () => undefined,
     stopProvisioning: async (arg) => void calls.push({ name: 'stopProvisioning', arg }),
     removeNodeClaims: async (arg) => {

@@ -37,6 +37,7 @@ it('mints a new guest token once half of the last one’s life has gone, and not
     },
     reconcileNodeClasses: async () => ({ images: { amd64: 'ami-0123' }, userDataHash: 'abc', created: [], updated: [], classes: 1 }),
     startClusterWorkflows: async () => undefined,
+    syncInterruption: async () => undefined,
     reportHostedCluster: async () => ({ nodeCount: 0, nodeClaimCount: 0, vCPUs: 0 }),
     stopProvisioning: async () => undefined,
     removeNodeClaims: async () => ({ nodeClaims: 0, instances: 0 }),

@@ -24,6 +24,7 @@ describe('every method refuses a node that is not a candidate at all', () => {
     ['not registered', { node: undefined }, /not registered/],
     ['not initialized', { initialized: false }, /not initialized/],
     ['being deleted', { deleting: true }, /being deleted/],
+    ['tainted karpenter.sh/disrupted by another command', { disruptedElsewhere: true }, /karpenter\.sh\/disrupted by another command/],
     ['nominated within the window', { nominatedUntil: now + 5_000 }, /nominated/],
     ['do-not-disrupt on the node', { doNotDisrupt: true }, /karpenter\.sh\/do-not-disrupt/],
     ['no nodepool label', { nodePool: undefined }, /no karpenter\.sh\/nodepool/],

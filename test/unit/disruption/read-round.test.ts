@@ -52,4 +52,15 @@ describe('readRound: a claim its own workflow is ending counts as going', () => 
     expect(read.input.pools.get('a')?.counts).toEqual({ nodes: 2, disrupting: 0 });
     expect(disruptionRound(read.input).command).toEqual(expect.objectContaining({ method: 'emptiness', candidates: [{ nodeClaim: 'a-2', node: 'n2', nodePool: 'a' }] }));
   });
+
+  it('a node another command tainted karpenter.sh/disrupted (an interruption replacing it first) is no candidate; the untainted one is', async () => {
+    guest.put('/api/v1/nodes/n2', { ...aNode('n2'), spec: { taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }] } });
+    guest.put('/api/v1/nodes/n3', aNode('n3'));
+    guest.put('/apis/karpenter.sh/v1/nodeclaims/a-2', aClaim('a-2', 'n2'));
+    guest.put('/apis/karpenter.sh/v1/nodeclaims/a-3', aClaim('a-3', 'n3'));
+    const read = await readRound(guest.kube, now, {}, 10_000);
+    expect(read.input.nodes.find((n) => n.nodeClaim === 'a-2')?.disruptedElsewhere).toBe(true);
+    const round = disruptionRound(read.input);
+    expect(round.command).toEqual(expect.objectContaining({ method: 'emptiness', candidates: [{ nodeClaim: 'a-3', node: 'n3', nodePool: 'a' }] }));
+  });
 });

@@ -8,7 +8,12 @@ import {
   type AutoNodeValidation,
 } from '../../../core/hostedcluster';
 import { ClusterRefSchema } from '../../../core/lifecycle';
+import { INTERRUPTION_QUEUE_ANNOTATION } from '../../../core/hostedcluster';
 import { aHostedCluster, DEFAULTS, withRoleArn, type HostedClusterManifest } from './builders';
+
+const withInterruptionQueue = (queue: string) => (hc: HostedClusterManifest) => {
+  hc.metadata['annotations'] = { [INTERRUPTION_QUEUE_ANNOTATION]: queue };
+};
 
 /** The problems of an invalid validation; fails at the caller's line otherwise. */
 function problemsOf(result: AutoNodeValidation): AutoNodeProblem[] {
@@ -71,6 +76,7 @@ describe('validateAutoNode', () => {
     ['InvalidRoleARN', 'spec.autoNode.provisionerConfig.karpenter.aws.roleARN', withRoleArn('arn:aws:iam::12345:role/autonode')],
     ['InvalidRoleARN', 'spec.autoNode.provisionerConfig.karpenter.aws.roleARN', withRoleArn(42)],
     ['RoleARNPartitionMismatch', 'spec.autoNode.provisionerConfig.karpenter.aws.roleARN', withRoleArn('arn:aws-cn:iam::123456789012:role/autonode')],
+    ['InvalidInterruptionQueue', `metadata.annotations["${INTERRUPTION_QUEUE_ANNOTATION}"]`, withInterruptionQueue('https://sqs.eu-west-1.amazonaws.com/210987654321/team-a')],
   ];
 
   it.each(cases)('%s at %s', (reason, field, change) => {
@@ -85,6 +91,14 @@ describe('validateAutoNode', () => {
 
   it.each(AUTONODE_PROBLEM_REASONS)('%s is a valid Kubernetes condition reason', (reason) => {
     expect(reason).toMatch(CONDITION_REASON);
+  });
+
+  it('reads the interruption queue the annotation names (standard or FIFO), and none without it', () => {
+    const queueOf = (result: AutoNodeValidation) => (result.status === 'ok' ? result.config.interruptionQueue : `not ok: ${result.status}`);
+    expect(queueOf(validateAutoNode(aHostedCluster(withInterruptionQueue('team-a_interruption-1'))))).toBe('team-a_interruption-1');
+    expect(queueOf(validateAutoNode(aHostedCluster(withInterruptionQueue('team-a.fifo'))))).toBe('team-a.fifo');
+    expect(queueOf(validateAutoNode(aHostedCluster()))).toBeUndefined();
+    expect(problemsOf(validateAutoNode(aHostedCluster(withInterruptionQueue('q'.repeat(81))))).map((p) => p.reason)).toEqual(['InvalidInterruptionQueue']);
   });
 
   it('says what is wrong with a malformed role ARN and what to set', () => {

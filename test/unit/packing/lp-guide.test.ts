@@ -7,7 +7,7 @@ import { solve, type LinearSolver } from '../../../core/packing';
 import { lowerBound } from '../../../core/packing/bound';
 import { configurationBound } from '../../../core/packing/configuration-bound';
 import { loadLinearSolver } from '../../../activities/packing/highs';
-import { awsRealistic } from '../../bench/generators';
+import { awsRealistic, topologyHeavy } from '../../bench/generators';
 import { aNodePool, anInput, anInstanceType, aPod } from './builders';
 import { checkPlan } from './checker';
 import { bruteForceOptimum, tinyInput } from './brute-force';
@@ -71,5 +71,22 @@ describe('LP-guided solve', () => {
     expect(guided.totalPrice).toBeLessThan(solve(input).totalPrice);
     const bound = configurationBound(input, linearSolver)?.bound ?? Infinity;
     expect(guided.totalPrice).toBeLessThanOrEqual(1.05 * bound);
+  });
+
+  it('plans pods with hostname rules too: valid, cheaper than greedy, anti-affinity pods of several deployments on one node', () => {
+    // topology-heavy (2,000 pods, seed 11): a third each with zone spread (left to the
+    // greedy fill), hostname anti-affinity, hostname spread (maxSkew 2). Measured: greedy
+    // 74.28 $/h, guided 69.36 (before the guide took hostname-rule pods: 74.28, greedy).
+    const input = topologyHeavy();
+    const guided = solve(input, { linearSolver });
+    expect(checkPlan(input, guided)).toEqual([]);
+    expect(guided.unschedulable).toEqual([]);
+    expect(guided.totalPrice).toBeLessThan(solve(input).totalPrice);
+    const byName = new Map(input.pods.map((p) => [`${p.namespace}/${p.name}`, p]));
+    const antiApps = (pods: readonly string[]): Set<string> => new Set(pods.flatMap((pod) => {
+      const p = byName.get(pod);
+      return p !== undefined && p.podAntiAffinity.required.length > 0 ? [p.labels.app ?? ''] : [];
+    }));
+    expect(Math.max(...guided.nodeClaims.map((c) => antiApps(c.pods).size))).toBeGreaterThan(1);
   });
 });
