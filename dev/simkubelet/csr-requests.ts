@@ -4,6 +4,13 @@
  */
 import { type CertificatesV1Api } from '@kubernetes/client-node';
 import { csrState } from '../../activities/kube/csr-parse';
+import { apiStatus } from '../../activities/kube/errors';
+
+/** An API server that is restarting or overloaded: no answer at all, 429, or 5xx. The certificate manager waits it out. */
+const isUnavailable = (err: unknown): boolean => {
+  const status = apiStatus(err);
+  return status === undefined ? !(err instanceof Error && err.name === 'AbortError') : status === 429 || status >= 500;
+};
 
 export interface CsrSubmission {
   signerName: string;
@@ -54,7 +61,16 @@ export async function waitForCertificate(certificates: CertificatesV1Api, name: 
   const pollMs = options.pollMs ?? 200;
   for (;;) {
     options.signal?.throwIfAborted();
-    const csr = await certificates.readCertificateSigningRequest({ name });
+    // the same CSR is waited for across an API server outage: submitting another while this
+    // one is pending would make two (which autonode rightly refuses to choose between)
+    const csr = await certificates.readCertificateSigningRequest({ name }).catch((err: unknown) => {
+      if (isUnavailable(err)) return undefined;
+      throw err;
+    });
+    if (csr === undefined) {
+      await sleep(Math.max(pollMs, 1_000), options.signal);
+      continue;
+    }
     const state = csrState(csr);
     switch (state.phase) {
       case 'denied':

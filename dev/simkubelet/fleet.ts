@@ -6,7 +6,7 @@
  */
 import { type KubeConfig } from '@kubernetes/client-node';
 import { type CloudInstance } from '../../activities/cloud/domain';
-import { sleep } from './csr-requests';
+import { CsrRejectedError, sleep } from './csr-requests';
 import { SimulatedKubelet, type KubeletRun } from './kubelet';
 import { type SimulatedInstance } from './node-object';
 import { planBoot, type WithoutUserData } from './boot';
@@ -17,6 +17,8 @@ export type FleetEvent =
   | { type: 'started'; instanceId: string; nodeName: string }
   | { type: 'registered'; instanceId: string; run: KubeletRun }
   | { type: 'failed'; instanceId: string; error: unknown }
+  /** with `restartFailedKubelets`: the kubelet failed on something other than a refused CSR and is started again on the next poll */
+  | { type: 'restarting'; instanceId: string; error: unknown }
   | { type: 'gone'; instanceId: string }
   | { type: 'list-failed'; error: unknown };
 
@@ -34,6 +36,12 @@ export interface SimulatedKubeletFleetOptions {
   withoutUserData?: WithoutUserData;
   pollMs?: number;
   onEvent?: (event: FleetEvent) => void;
+  /**
+   * Start a kubelet again (on the next poll) when its run failed on anything but a refused
+   * CSR — an API server that was down, a 429 — as systemd restarts a real one. Off by
+   * default: tests that watch a kubelet fail expect it to stay down.
+   */
+  restartFailedKubelets?: boolean;
 }
 
 export class SimulatedKubeletFleet {
@@ -136,8 +144,15 @@ export class SimulatedKubeletFleet {
         return result;
       },
       (error: unknown) => {
+        if (this.stopped) return undefined;
         // A kubelet whose CSR was denied stays down, like a machine that cannot join.
-        if (!this.stopped) this.options.onEvent?.({ type: 'failed', instanceId: instance.instanceId, error });
+        if (this.options.restartFailedKubelets && kubelet.phase !== 'stopped' && !(error instanceof CsrRejectedError)) {
+          // registering again finds its Node (register() reads it on a conflict)
+          if (this.kubelets.get(instance.instanceId) === kubelet) this.kubelets.delete(instance.instanceId);
+          this.options.onEvent?.({ type: 'restarting', instanceId: instance.instanceId, error });
+          return undefined;
+        }
+        this.options.onEvent?.({ type: 'failed', instanceId: instance.instanceId, error });
         return undefined;
       },
     );

@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveBinaries } from './binaries';
 import { createClusterPki, kubeApiserver, writeIdentityKubeconfig } from './control-plane';
-import { etcdProcess, guestNodeComponents } from './launcher';
+import { etcdProcess, guestNodeComponents, restartByName } from './launcher';
 import { freePortsFor } from './ports';
 import { type ManagedProcess } from './process';
 import { type StackInfo } from './types';
@@ -18,6 +18,8 @@ export interface ExtraGuest {
   name: string;
   server: string;
   kubeconfigPath: string;
+  /** stop one of its components (e.g. `kube-apiserver-<name>`) and start it again; resolves when ready, with the downtime */
+  restart(component: string): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -54,6 +56,7 @@ export async function startExtraGuest(stack: StackInfo, o: { name: string; log?:
       name: o.name,
       server,
       kubeconfigPath,
+      restart: (component) => restartByName(started, component),
       stop: async () => {
         process.removeListener('exit', onExit);
         await stop();

@@ -66,10 +66,33 @@ export class LocalStack {
     return this.stopping;
   }
 
+  /**
+   * Stops one component (by its name, e.g. `kube-apiserver-guest`, `temporal-server`) and
+   * starts it again with the same arguments and ports; resolves once it is ready again.
+   * For chaos runs (test/bench/scale.ts). Returns how long it was down.
+   */
+  async restart(name: string): Promise<number> {
+    return restartByName(this.processes, name);
+  }
+
+  /** The names `restart` accepts. */
+  get components(): string[] {
+    return this.processes.map((p) => p.spec.name);
+  }
+
   /** For process 'exit' handlers, where nothing can be awaited. */
   killNow(): void {
     for (const p of [...this.processes].reverse()) p.killNow();
   }
+}
+
+export async function restartByName(processes: readonly ManagedProcess[], name: string): Promise<number> {
+  const p = processes.find((candidate) => candidate.spec.name === name);
+  if (!p) throw new Error(`no component named ${name}; there are ${processes.map((c) => c.spec.name).join(', ')}`);
+  const t0 = Date.now();
+  await p.stop();
+  await p.start();
+  return Date.now() - t0;
 }
 
 type Ports = Record<'etcdClient' | 'etcdPeer' | 'managementApi' | 'guestApi' | 'scheduler' | 'controllerManager' | 'kwok' | 'moto', number>;
@@ -167,7 +190,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<Local
 
     const info: StackInfo = StackInfoSchema.parse({
       dir,
-      temporal: { address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl, managed: temporal.managed, server: temporal.server },
+      temporal: { address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl, managed: temporal.managed, server: temporal.server, ...(temporal.metricsUrl ? { metricsUrl: temporal.metricsUrl } : {}) },
       ec2: { endpoint: `http://127.0.0.1:${ports.moto}`, region },
       management: { name: 'management', server: managementServer, kubeconfigPath: managementKubeconfig, etcdPrefix: '/management', auditLogPath: managementAudit.logPath },
       guest: {

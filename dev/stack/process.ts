@@ -45,6 +45,8 @@ export class ManagedProcess {
 
   async start(): Promise<void> {
     const { spec } = this;
+    // a restart (stop, then start again) begins with a live process
+    this.exitDescription = undefined;
     const log = openSync(spec.logFile, 'a');
     try {
       this.child = spawn(spec.command, spec.args, {

@@ -15,6 +15,8 @@ export interface TemporalEndpoint {
   managed: boolean;
   /** which server: the dev server, the production build on PostgreSQL, or one at TEMPORAL_ADDRESS */
   server: 'dev' | 'production' | 'external';
+  /** the server's own Prometheus endpoint, when we started it */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -66,7 +68,7 @@ export async function startTemporal(o: {
     } finally {
       await connection.close();
     }
-    return { address: production.address, namespace, uiUrl: undefined, managed: true, server: 'production', close: async () => undefined };
+    return { address: production.address, namespace, uiUrl: undefined, managed: true, server: 'production', metricsUrl: production.metricsUrl, close: async () => undefined };
   }
   if (!o.binary) throw new Error('no Temporal CLI binary and no TEMPORAL_ADDRESS: run `npm run setup`');
 
@@ -133,6 +135,7 @@ async function startDevServer(
     uiUrl: `http://127.0.0.1:${uiPort}`,
     managed: true,
     server: 'dev',
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     close: async () => undefined,
   };
 }

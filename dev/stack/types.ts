@@ -26,6 +26,8 @@ export const StackInfoSchema = z.object({
     managed: z.boolean(),
     /** the dev server, the production build on PostgreSQL (AUTONODE_TEMPORAL=production), or TEMPORAL_ADDRESS's */
     server: z.enum(['dev', 'production', 'external']).optional(),
+    /** the server's Prometheus endpoint (server metrics such as `action`), when the stack started it */
+    metricsUrl: z.string().url().optional(),
   }),
   ec2: z.object({ endpoint: z.string().url(), region: z.string() }),
   management: ClusterEndpointSchema,

@@ -1,36 +1,26 @@
 import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { join } from 'node:path';
 import { nodeClaimWorkflowId, type NodeClaimStatusView } from '../../core/lifecycle';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
 import { loadStackInfo } from '../support/stack';
-
-const root = join(__dirname, '..', '..');
+import { spawnWorkerProcess } from '../support/worker-process';
 
 /** The production worker entry point, as its own process, polling this harness's queues. */
 function startWorkerProcess(lh: LifecycleHarness, log: string[]): ChildProcess {
   const stack = loadStackInfo();
-  const child = spawn(process.execPath, ['-r', 'tsx/cjs', join(root, 'workers', 'main.ts')], {
-    cwd: root,
+  return spawnWorkerProcess({
+    temporal: stack.temporal,
     env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      TEMPORAL_ADDRESS: stack.temporal.address,
-      TEMPORAL_NAMESPACE: stack.temporal.namespace,
       AUTONODE_GUEST_KUBECONFIG: lh.autonodeKubeconfigPath,
       AWS_ENDPOINT_URL_EC2: lh.h.proxy.endpoint,
       AWS_ACCESS_KEY_ID: 'testing',
       AWS_SECRET_ACCESS_KEY: 'testing',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       AUTONODE_TASK_QUEUE_CONTROL: `${lh.taskQueues.control}-proc`,
       AUTONODE_TASK_QUEUE_CLOUD: `${lh.taskQueues.cloud}-proc`,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    onOutput: (chunk) => log.push(chunk),
   });
-  child.stdout?.on('data', (d: Buffer) => log.push(d.toString()));
-  child.stderr?.on('data', (d: Buffer) => log.push(d.toString()));
-  return child;
 }
 
 describe('worker crash during launch (separate worker process)', () => {

@@ -19,6 +19,7 @@
  */
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { mulberry32 } from './random';
 
 export type PoolCapacityType = 'spot' | 'on-demand';
 
@@ -44,6 +45,31 @@ export interface FaultRule {
   hold?: () => Promise<void>;
 }
 
+/**
+ * Seeded random faults (the chaos scale run): each request not taken by a one-shot rule is
+ * throttled with probability `throttle`, else answered 500 with probability `serverError`.
+ * One draw per request from mulberry32(seed), so the same seed and the same request order
+ * give the same faults; the order of concurrent requests is not fixed, so a run logs the
+ * faults it injected (`injected`) rather than promising to replay them.
+ */
+export interface RandomFaults {
+  seed: number;
+  throttle: number;
+  serverError: number;
+  /** only these actions (default every action) */
+  actions?: readonly string[];
+}
+
+/** Which fault, if any, one draw in [0, 1) stands for: [0, throttle) throttles, the next `serverError` 500s. */
+export function randomFaultFor(draw: number, faults: Pick<RandomFaults, 'throttle' | 'serverError'>): 'throttle' | 'server-error' | undefined {
+  if (faults.throttle < 0 || faults.serverError < 0 || faults.throttle + faults.serverError > 1) {
+    throw new Error(`random faults: throttle ${faults.throttle} + serverError ${faults.serverError} must be probabilities summing to at most 1`);
+  }
+  if (draw < faults.throttle) return 'throttle';
+  if (draw < faults.throttle + faults.serverError) return 'server-error';
+  return undefined;
+}
+
 export type InjectedFault =
   | { kind: 'insufficient-capacity'; action: 'CreateFleet'; pools: ExhaustedPool[]; forwarded: boolean }
   | { kind: FaultKind; action: string };
@@ -59,6 +85,8 @@ export interface Ec2FaultProxy {
   endpoint: string;
   exhaust(pools: ExhaustedPool[]): void;
   inject(rule: FaultRule): void;
+  /** seeded random throttling and 500s on every later request (until `reset` or `random(undefined)`) */
+  random(faults: RandomFaults | undefined): void;
   /** forget rules, pools and records */
   reset(): void;
   readonly injected: readonly InjectedFault[];
@@ -227,6 +255,7 @@ export async function startEc2FaultProxy(options: { target: string }): Promise<E
   const injected: InjectedFault[] = [];
   const requests: ProxiedRequest[] = [];
   const forwardedFleetRequests: URLSearchParams[] = [];
+  let randomFaults: { faults: RandomFaults; draw: () => number } | undefined;
 
   const poolFor = (o: Override, capacityType: string): ExhaustedPool | undefined =>
     pools.find(
@@ -258,6 +287,17 @@ export async function startEc2FaultProxy(options: { target: string }): Promise<E
       await rule.beforeDrop?.();
       req.socket.destroy();
       return;
+    }
+
+    if (randomFaults && (randomFaults.faults.actions === undefined || randomFaults.faults.actions.includes(action))) {
+      const kind = randomFaultFor(randomFaults.draw(), randomFaults.faults);
+      if (kind) {
+        injected.push({ kind, action });
+        const { status, body } = FAULT_RESPONSES[kind](action);
+        requests.push({ action, forwarded: false, status });
+        send(res, status, body);
+        return;
+      }
     }
 
     if (action === 'CreateFleet' && pools.length > 0) {
@@ -310,9 +350,14 @@ export async function startEc2FaultProxy(options: { target: string }): Promise<E
     inject: (r) => {
       rules = [...rules, { kind: r.kind, action: r.action, remaining: r.times ?? 1, ...(r.beforeDrop ? { beforeDrop: r.beforeDrop } : {}), ...(r.hold ? { hold: r.hold } : {}) }];
     },
+    random: (faults) => {
+      if (faults) randomFaultFor(0, faults);
+      randomFaults = faults ? { faults, draw: mulberry32(faults.seed) } : undefined;
+    },
     reset: () => {
       pools = [];
       rules = [];
+      randomFaults = undefined;
       injected.length = 0;
       requests.length = 0;
       forwardedFleetRequests.length = 0;

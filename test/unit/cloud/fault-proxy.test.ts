@@ -1,4 +1,6 @@
-import { joinOverrides, splitOverrides, withErrorSet } from '../../support/ec2-fault-proxy';
+import { createServer } from 'node:http';
+import { type AddressInfo } from 'node:net';
+import { joinOverrides, randomFaultFor, splitOverrides, startEc2FaultProxy, withErrorSet } from '../../support/ec2-fault-proxy';
 
 describe('the fault proxy’s CreateFleet rewriting', () => {
   it('removes overrides and renumbers the rest', () => {
@@ -38,5 +40,73 @@ describe('the fault proxy’s CreateFleet rewriting', () => {
     expect(withErrorSet('<CreateFleetResponse><fleetId>f</fleetId></CreateFleetResponse>', ['<item/>'])).toBe(
       '<CreateFleetResponse><fleetId>f</fleetId><errorSet><item/></errorSet></CreateFleetResponse>',
     );
+  });
+});
+
+describe('the fault proxy’s seeded random faults', () => {
+  it.each([
+    [0, 'throttle'],
+    [0.1999, 'throttle'],
+    [0.2, 'server-error'],
+    [0.2199, 'server-error'],
+    [0.22, undefined],
+    [0.9999, undefined],
+  ] as const)('a draw of %p at 20 %% throttle / 2 %% 500 is %p', (draw, fault) => {
+    expect(randomFaultFor(draw, { throttle: 0.2, serverError: 0.02 })).toBe(fault);
+  });
+
+  it('refuses rates that are not probabilities', () => {
+    expect(() => randomFaultFor(0.5, { throttle: 0.9, serverError: 0.2 })).toThrow(/summing to at most 1/);
+    expect(() => randomFaultFor(0.5, { throttle: -0.1, serverError: 0 })).toThrow(/probabilities/);
+  });
+
+  /** An EC2 stand-in that answers every request 200, and a proxy with random faults in front of it. */
+  async function statusesThroughProxy(seed: number, requests: number, actions?: string[]): Promise<{ statuses: number[]; injected: number; forwarded: number }> {
+    let forwarded = 0;
+    const target = createServer((req, res) => {
+      forwarded++;
+      req.resume();
+      req.on('end', () => res.end('<DescribeInstancesResponse/>'));
+    });
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    const address = target.address() as AddressInfo;
+    const proxy = await startEc2FaultProxy({ target: `http://127.0.0.1:${address.port}` });
+    proxy.random({ seed, throttle: 0.2, serverError: 0.02, ...(actions ? { actions } : {}) });
+    const statuses: number[] = [];
+    try {
+      for (let i = 0; i < requests; i++) {
+        const res = await fetch(proxy.endpoint, { method: 'POST', body: `Action=${i % 2 === 0 ? 'DescribeInstances' : 'CreateFleet'}` });
+        await res.text();
+        statuses.push(res.status);
+      }
+      return { statuses, injected: proxy.injected.length, forwarded };
+    } finally {
+      await proxy.close();
+      await new Promise<void>((resolve) => target.close(() => resolve()));
+    }
+  }
+
+  it('throttles about 20 % and fails about 2 % of requests, the same ones for the same seed', async () => {
+    const first = await statusesThroughProxy(17, 500);
+    const again = await statusesThroughProxy(17, 500);
+    const other = await statusesThroughProxy(18, 500);
+    const count = (s: number[], status: number) => s.filter((x) => x === status).length;
+    // binomial(500, 0.2): mean 100, sd ≈ 8.9; (500, 0.02): mean 10, sd ≈ 3.1 — five sd either side
+    expect(count(first.statuses, 503)).toBeGreaterThanOrEqual(55);
+    expect(count(first.statuses, 503)).toBeLessThanOrEqual(145);
+    expect(count(first.statuses, 500)).toBeGreaterThanOrEqual(1);
+    expect(count(first.statuses, 500)).toBeLessThanOrEqual(26);
+    expect(first.injected).toBe(count(first.statuses, 503) + count(first.statuses, 500));
+    expect(first.forwarded).toBe(count(first.statuses, 200));
+    expect(again.statuses).toEqual(first.statuses);
+    expect(other.statuses).not.toEqual(first.statuses);
+  }, 30_000);
+
+  it('leaves actions it was not told about alone', async () => {
+    const { statuses } = await statusesThroughProxy(17, 200, ['CreateFleet']);
+    const describeStatuses = statuses.filter((_, i) => i % 2 === 0);
+    const fleetStatuses = statuses.filter((_, i) => i % 2 === 1);
+    expect(new Set(describeStatuses)).toEqual(new Set([200]));
+    expect(fleetStatuses.some((s) => s !== 200)).toBe(true);
   });
 });

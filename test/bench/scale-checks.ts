@@ -1,0 +1,260 @@
+/**
+ * The chaos scale run's verdicts and figures (test/bench/scale.ts), as pure functions over
+ * what the run observed: EC2 instances as moto lists them, pods and PDBs as the guest API
+ * servers serve them, workflow descriptions from Temporal, samples of /proc and of the
+ * workers' Prometheus exporters. No clock, no I/O: `now` is passed in, so every rule has a
+ * unit test that can fail (test/unit/bench/scale-checks.test.ts).
+ */
+
+/** An EC2 instance as DescribeInstances shows it (any account, any state). */
+export interface ObservedInstance {
+  id: string;
+  state: string;
+  tags: Record<string, string>;
+}
+
+const NODECLAIM_TAG = 'karpenter.sh/nodeclaim';
+const GONE_STATES = new Set(['terminated', 'shutting-down']);
+
+export const isLive = (i: ObservedInstance) => !GONE_STATES.has(i.state);
+
+export interface DuplicateInstances {
+  /** `<cluster tag>/<NodeClaim name>`: claims are named per cluster, so two clusters may share a name */
+  nodeClaim: string;
+  instanceIds: string[];
+}
+
+const clusterOf = (tags: Record<string, string>) => Object.keys(tags).find((k) => k.startsWith('kubernetes.io/cluster/'))?.slice('kubernetes.io/cluster/'.length) ?? '?';
+
+/** NodeClaims with more than one live instance at the same moment: what a launch must never leave. */
+export function duplicateInstances(instances: readonly ObservedInstance[]): DuplicateInstances[] {
+  const byClaim = new Map<string, string[]>();
+  for (const i of instances) {
+    const claim = i.tags[NODECLAIM_TAG];
+    if (claim === undefined || !isLive(i)) continue;
+    const key = `${clusterOf(i.tags)}/${claim}`;
+    byClaim.set(key, [...(byClaim.get(key) ?? []), i.id]);
+  }
+  return [...byClaim.entries()]
+    .filter(([, ids]) => ids.length > 1)
+    .map(([nodeClaim, ids]) => ({ nodeClaim, instanceIds: [...ids].sort() }))
+    .sort((a, b) => a.nodeClaim.localeCompare(b.nodeClaim));
+}
+
+/** Live instances of the given clusters (by their `kubernetes.io/cluster/<infraID>` tag): after the final delete, every one is a leak. */
+export function leakedInstances(instances: readonly ObservedInstance[], clusters: readonly string[]): ObservedInstance[] {
+  return instances.filter((i) => isLive(i) && clusters.some((c) => `kubernetes.io/cluster/${c}` in i.tags)).sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/** A pod as the checks need it. */
+export interface ObservedPod {
+  name: string;
+  phase: string;
+  deleting: boolean;
+  createdAt: string;
+  /** when the Ready condition last turned True, if it is True */
+  readyAt?: string;
+}
+
+/** Pods still Pending (and not on their way out). Every workload pod fits a node the pools can launch, so each is one a plan should have placed. */
+export function pendingPods(pods: readonly ObservedPod[]): string[] {
+  return pods.filter((p) => !p.deleting && p.phase === 'Pending').map((p) => p.name).sort();
+}
+
+/** Seconds from creation to Ready for pods that are Ready (a pod made Pending by design is Pending from its creation). */
+export function pendingToRunningSeconds(pods: readonly ObservedPod[], since?: number): number[] {
+  const out: number[] = [];
+  for (const p of pods) {
+    if (p.readyAt === undefined || p.phase !== 'Running') continue;
+    const created = Date.parse(p.createdAt);
+    if (since !== undefined && created < since) continue;
+    out.push(Math.max(0, (Date.parse(p.readyAt) - created) / 1000));
+  }
+  return out;
+}
+
+/** Nearest-rank percentile (p in (0, 100]); undefined for no values. */
+export function percentile(values: readonly number[], p: number): number | undefined {
+  if (values.length === 0) return undefined;
+  if (!(p > 0 && p <= 100)) throw new Error(`percentile: p must be in (0, 100], got ${p}`);
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** NodeClaims created per minute between the first and last creation (one claim: undefined, no rate to speak of). */
+export function perMinute(timestamps: readonly number[]): number | undefined {
+  if (timestamps.length < 2) return undefined;
+  const first = Math.min(...timestamps);
+  const last = Math.max(...timestamps);
+  if (last === first) return undefined;
+  return (timestamps.length - 1) / ((last - first) / 60_000);
+}
+
+/** What the run knows about a running workflow at one moment (DescribeWorkflowExecution). */
+export interface WorkflowSample {
+  id: string;
+  at: number;
+  historyLength: number;
+  /** scheduled time of a workflow task not yet completed */
+  pendingWorkflowTaskSince?: number;
+  /** per pending activity: the latest of scheduled / last started / last heartbeat */
+  pendingActivitiesLastProgress: number[];
+}
+
+export interface StuckWorkflow {
+  id: string;
+  why: string;
+}
+
+/**
+ * Stuck = running with work outstanding and no progress for `thresholdMs`: a workflow task
+ * scheduled that long ago and not done, or an activity that has not started, heartbeat or
+ * been retried for that long, or — across two samples that far apart — history that did
+ * not grow while something was pending. A workflow waiting on a timer or a signal with
+ * nothing pending is idle, not stuck (a steady NodeClaim sleeps 5 minutes by design).
+ */
+export function stuckWorkflows(samples: readonly WorkflowSample[], now: number, options: { runningNow: ReadonlySet<string>; thresholdMs?: number }): StuckWorkflow[] {
+  const thresholdMs = options.thresholdMs ?? 300_000;
+  const byId = new Map<string, WorkflowSample[]>();
+  // only workflows running now: one that ended since its last sample made progress by ending
+  for (const s of samples) if (options.runningNow.has(s.id)) byId.set(s.id, [...(byId.get(s.id) ?? []), s]);
+  const stuck: StuckWorkflow[] = [];
+  for (const [id, list] of byId) {
+    const ordered = [...list].sort((a, b) => a.at - b.at);
+    const latest = ordered[ordered.length - 1];
+    if (!latest) continue;
+    if (latest.pendingWorkflowTaskSince !== undefined && now - latest.pendingWorkflowTaskSince >= thresholdMs) {
+      stuck.push({ id, why: `a workflow task pending for ${Math.round((now - latest.pendingWorkflowTaskSince) / 1000)} s` });
+      continue;
+    }
+    const oldest = latest.pendingActivitiesLastProgress.length > 0 ? Math.min(...latest.pendingActivitiesLastProgress) : undefined;
+    if (oldest !== undefined && now - oldest >= thresholdMs) {
+      stuck.push({ id, why: `an activity without progress for ${Math.round((now - oldest) / 1000)} s` });
+      continue;
+    }
+    const pending = (s: WorkflowSample) => s.pendingWorkflowTaskSince !== undefined || s.pendingActivitiesLastProgress.length > 0;
+    const earlier = ordered.find((s) => latest.at - s.at >= thresholdMs && s.historyLength === latest.historyLength && pending(s));
+    if (earlier && pending(latest) && ordered.filter((s) => s.at >= earlier.at).every((s) => s.historyLength === latest.historyLength && pending(s))) {
+      stuck.push({ id, why: `history stayed at ${latest.historyLength} events for ${Math.round((latest.at - earlier.at) / 1000)} s with work pending` });
+    }
+  }
+  return stuck.sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/** One reading of a PodDisruptionBudget's status. */
+export interface PdbSample {
+  pdb: string;
+  at: number;
+  currentHealthy: number;
+  desiredHealthy: number;
+  expectedPods: number;
+  /** whether the run was in a phase where autonode disrupts (consolidation), rather than scaling the workload itself */
+  guarded: boolean;
+}
+
+export interface PdbViolation {
+  pdb: string;
+  from: number;
+  to: number;
+  worstShortfall: number;
+}
+
+/**
+ * Episodes in which a PDB had fewer healthy pods than it demands while autonode was the one
+ * disrupting (guarded samples). Evictions through the API cannot do this — the API server
+ * refuses them — so an episode means pods went another way: a node or instance removed
+ * before its pods were evicted. Consecutive short samples of one PDB form one episode.
+ */
+export function pdbViolations(samples: readonly PdbSample[]): PdbViolation[] {
+  const byPdb = new Map<string, PdbSample[]>();
+  for (const s of samples) byPdb.set(s.pdb, [...(byPdb.get(s.pdb) ?? []), s]);
+  const out: PdbViolation[] = [];
+  for (const [pdb, list] of byPdb) {
+    let open: PdbViolation | undefined;
+    for (const s of [...list].sort((a, b) => a.at - b.at)) {
+      const shortfall = s.desiredHealthy - s.currentHealthy;
+      if (s.guarded && shortfall > 0 && s.expectedPods > 0) {
+        open ??= { pdb, from: s.at, to: s.at, worstShortfall: 0 };
+        open.to = s.at;
+        open.worstShortfall = Math.max(open.worstShortfall, shortfall);
+      } else if (open) {
+        out.push(open);
+        open = undefined;
+      }
+    }
+    if (open) out.push(open);
+  }
+  return out.sort((a, b) => a.from - b.from || a.pdb.localeCompare(b.pdb));
+}
+
+/** A Prometheus histogram: cumulative bucket counts by upper bound (+Inf included). */
+export type Histogram = Map<number, number>;
+
+/**
+ * Sums the `<name>_bucket` series of a Prometheus text exposition over all their labels
+ * (task queues, workflow types) into one histogram.
+ */
+export function parseHistogram(text: string, name: string): Histogram {
+  const out: Histogram = new Map();
+  const prefix = `${name}_bucket{`;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(prefix)) continue;
+    const le = /le="([^"]+)"/.exec(line)?.[1];
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (le === undefined || !Number.isFinite(value)) continue;
+    const bound = le === '+Inf' ? Infinity : Number(le);
+    out.set(bound, (out.get(bound) ?? 0) + value);
+  }
+  return out;
+}
+
+/** The same histogram with its bucket bounds multiplied (e.g. seconds to milliseconds). */
+export function scaleBounds(h: Histogram, factor: number): Histogram {
+  return new Map([...h.entries()].map(([bound, count]) => [bound * factor, count]));
+}
+
+export function addHistograms(...histograms: readonly Histogram[]): Histogram {
+  const out: Histogram = new Map();
+  for (const h of histograms) for (const [bound, count] of h) out.set(bound, (out.get(bound) ?? 0) + count);
+  return out;
+}
+
+/** The upper bound of the bucket the q-quantile falls in (what histogram_quantile would interpolate within); undefined when empty. */
+export function histogramQuantile(h: Histogram, q: number): number | undefined {
+  const bounds = [...h.keys()].sort((a, b) => a - b);
+  const total = h.get(Infinity) ?? (bounds.length > 0 ? h.get(bounds[bounds.length - 1] ?? 0) : undefined) ?? 0;
+  if (total === 0) return undefined;
+  const rank = q * total;
+  for (const b of bounds) if ((h.get(b) ?? 0) >= rank) return b;
+  return Infinity;
+}
+
+/** Sum of a counter's series (all labels) in a Prometheus text exposition. */
+export function sumCounter(text: string, name: string): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#')) continue;
+    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) {
+      const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+      if (Number.isFinite(value)) sum += value;
+    }
+  }
+  return sum;
+}
+
+export interface RssSummary {
+  meanMiB: number;
+  maxMiB: number;
+  samples: number;
+}
+
+export function summarizeRss(samplesMiB: readonly number[]): RssSummary | undefined {
+  if (samplesMiB.length === 0) return undefined;
+  return { meanMiB: samplesMiB.reduce((a, b) => a + b, 0) / samplesMiB.length, maxMiB: Math.max(...samplesMiB), samples: samplesMiB.length };
+}
+
+/** `VmRSS` of a /proc/<pid>/status text, in MiB. */
+export function rssMiBFromStatus(status: string): number | undefined {
+  const kib = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
+  return kib === undefined ? undefined : Number(kib) / 1024;
+}

@@ -1,0 +1,150 @@
+import {
+  addHistograms, duplicateInstances, histogramQuantile, leakedInstances, parseHistogram, pdbViolations, scaleBounds, pendingPods, pendingToRunningSeconds, percentile, perMinute, rssMiBFromStatus,
+  stuckWorkflows, sumCounter, type ObservedInstance, type PdbSample, type WorkflowSample,
+} from '../../bench/scale-checks';
+
+const anInstance = (id: string, o: { claim?: string; cluster?: string; state?: string } = {}): ObservedInstance => ({
+  id,
+  state: o.state ?? 'running',
+  tags: { ...(o.claim ? { 'karpenter.sh/nodeclaim': o.claim } : {}), [`kubernetes.io/cluster/${o.cluster ?? 'c1'}`]: 'owned' },
+});
+
+describe('duplicate instances', () => {
+  it('finds a claim with two live instances, and not one whose second instance is terminated', () => {
+    const dupes = duplicateInstances([
+      anInstance('i-1', { claim: 'a' }),
+      anInstance('i-2', { claim: 'a' }),
+      anInstance('i-3', { claim: 'b' }),
+      anInstance('i-4', { claim: 'b', state: 'terminated' }),
+      anInstance('i-5', { claim: 'c', state: 'shutting-down' }),
+      anInstance('i-6', { claim: 'c' }),
+    ]);
+    expect(dupes).toEqual([{ nodeClaim: 'c1/a', instanceIds: ['i-1', 'i-2'] }]);
+  });
+
+  it('does not take two clusters’ claims of the same name for one', () => {
+    expect(duplicateInstances([anInstance('i-1', { claim: 'a', cluster: 'x' }), anInstance('i-2', { claim: 'a', cluster: 'y' })])).toEqual([]);
+  });
+});
+
+describe('leaked instances', () => {
+  it('counts live instances of the run’s clusters only', () => {
+    const leaked = leakedInstances(
+      [anInstance('i-1', { cluster: 'x' }), anInstance('i-2', { cluster: 'x', state: 'terminated' }), anInstance('i-3', { cluster: 'other' }), anInstance('i-4', { cluster: 'y', state: 'pending' })],
+      ['x', 'y'],
+    );
+    expect(leaked.map((i) => i.id)).toEqual(['i-1', 'i-4']);
+  });
+});
+
+describe('pods', () => {
+  const pods = [
+    { name: 'a', phase: 'Running', deleting: false, createdAt: '2026-01-01T00:00:00Z', readyAt: '2026-01-01T00:00:30Z' },
+    { name: 'b', phase: 'Pending', deleting: false, createdAt: '2026-01-01T00:00:00Z' },
+    { name: 'c', phase: 'Pending', deleting: true, createdAt: '2026-01-01T00:00:00Z' },
+    { name: 'd', phase: 'Running', deleting: false, createdAt: '2026-01-01T00:01:00Z', readyAt: '2026-01-01T00:01:10Z' },
+  ];
+  it('lists pending pods that are not being deleted', () => {
+    expect(pendingPods(pods)).toEqual(['b']);
+  });
+  it('measures creation to Ready for running pods, optionally only those created since a time', () => {
+    expect(pendingToRunningSeconds(pods)).toEqual([30, 10]);
+    expect(pendingToRunningSeconds(pods, Date.parse('2026-01-01T00:00:30Z'))).toEqual([10]);
+  });
+});
+
+describe('percentile and rates', () => {
+  it.each([
+    [50, 5],
+    [99, 10],
+    [100, 10],
+    [10, 1],
+  ])('p%p of 1..10 is %p (nearest rank)', (p, expected) => {
+    expect(percentile([10, 9, 8, 7, 6, 5, 4, 3, 2, 1], p)).toBe(expected);
+  });
+  it('has no percentile of nothing and refuses p = 0', () => {
+    expect(percentile([], 50)).toBeUndefined();
+    expect(() => percentile([1], 0)).toThrow(/p must be/);
+  });
+  it('counts claims per minute between the first and the last', () => {
+    expect(perMinute([0, 30_000, 60_000, 120_000])).toBe(1.5);
+    expect(perMinute([5])).toBeUndefined();
+  });
+});
+
+describe('stuck workflows', () => {
+  const now = 1_000_000;
+  const idle = (id: string, at: number, historyLength: number): WorkflowSample => ({ id, at, historyLength, pendingActivitiesLastProgress: [] });
+  const running = (...ids: string[]) => ({ runningNow: new Set(ids) });
+  it('a workflow parked on a timer for ten minutes is not stuck', () => {
+    expect(stuckWorkflows([idle('w', now - 600_000, 12), idle('w', now, 12)], now, running('w'))).toEqual([]);
+  });
+  it('a workflow task pending for five minutes is', () => {
+    expect(stuckWorkflows([{ ...idle('w', now, 12), pendingWorkflowTaskSince: now - 300_000 }], now, running('w'))).toEqual([{ id: 'w', why: 'a workflow task pending for 300 s' }]);
+  });
+  it('an activity with no start, retry or heartbeat for five minutes is; one that heartbeat a minute ago is not', () => {
+    expect(stuckWorkflows([{ ...idle('a', now, 5), pendingActivitiesLastProgress: [now - 310_000] }], now, running('a')).map((s) => s.id)).toEqual(['a']);
+    expect(stuckWorkflows([{ ...idle('b', now, 5), pendingActivitiesLastProgress: [now - 60_000] }], now, running('b'))).toEqual([]);
+  });
+  it('a workflow that ended since its last sample is not stuck, whatever that sample said', () => {
+    // the first chaos runs counted these: their last sample, minutes old, had an activity pending
+    const lastSeen: WorkflowSample = { ...idle('gone', now - 400_000, 5), pendingActivitiesLastProgress: [now - 410_000] };
+    expect(stuckWorkflows([lastSeen], now, running('other'))).toEqual([]);
+    expect(stuckWorkflows([lastSeen], now, running('gone')).map((s) => s.id)).toEqual(['gone']);
+  });
+  it('history that does not grow for five minutes while work is pending is', () => {
+    const pending = (at: number, len: number): WorkflowSample => ({ ...idle('w', at, len), pendingActivitiesLastProgress: [at - 1_000] });
+    expect(stuckWorkflows([pending(now - 400_000, 7), pending(now - 200_000, 7), pending(now, 7)], now, running('w')).map((s) => s.why)).toEqual(['history stayed at 7 events for 400 s with work pending']);
+    expect(stuckWorkflows([pending(now - 400_000, 7), pending(now - 200_000, 9), pending(now, 9)], now, running('w'))).toEqual([]);
+  });
+});
+
+describe('PDB violations', () => {
+  const s = (at: number, currentHealthy: number, guarded = true): PdbSample => ({ pdb: 'ns/web', at, currentHealthy, desiredHealthy: 9, expectedPods: 10, guarded });
+  it('groups consecutive short samples into one episode with its worst shortfall', () => {
+    expect(pdbViolations([s(1, 10), s(2, 8), s(3, 7), s(4, 9), s(5, 8)])).toEqual([
+      { pdb: 'ns/web', from: 2, to: 3, worstShortfall: 2 },
+      { pdb: 'ns/web', from: 5, to: 5, worstShortfall: 1 },
+    ]);
+  });
+  it('ignores shortfalls while the run itself scales the workload', () => {
+    expect(pdbViolations([s(1, 3, false), s(2, 9)])).toEqual([]);
+  });
+});
+
+describe('Prometheus readings', () => {
+  const text = [
+    '# HELP temporal_workflow_task_schedule_to_start_latency x',
+    'temporal_workflow_task_schedule_to_start_latency_bucket{task_queue="a",le="10"} 50',
+    'temporal_workflow_task_schedule_to_start_latency_bucket{task_queue="a",le="100"} 90',
+    'temporal_workflow_task_schedule_to_start_latency_bucket{task_queue="a",le="+Inf"} 100',
+    'temporal_workflow_task_schedule_to_start_latency_bucket{task_queue="b",le="10"} 0',
+    'temporal_workflow_task_schedule_to_start_latency_bucket{task_queue="b",le="100"} 0',
+    'temporal_workflow_task_schedule_to_start_latency_bucket{task_queue="b",le="+Inf"} 100',
+    'temporal_workflow_task_schedule_to_start_latency_sum{task_queue="a"} 12345',
+    'action{namespace="default",action_type="Signal"} 7',
+    'action{namespace="default",action_type="StartWorkflow"} 3',
+  ].join('\n');
+  it('sums a histogram over its labels and reads a quantile as the bucket’s upper bound', () => {
+    const h = parseHistogram(text, 'temporal_workflow_task_schedule_to_start_latency');
+    expect([...h.entries()]).toEqual([
+      [10, 50],
+      [100, 90],
+      [Infinity, 200],
+    ]);
+    expect(histogramQuantile(h, 0.25)).toBe(10);
+    expect(histogramQuantile(h, 0.45)).toBe(100);
+    expect(histogramQuantile(h, 0.99)).toBe(Infinity);
+    expect(histogramQuantile(new Map(), 0.99)).toBeUndefined();
+    expect(histogramQuantile(addHistograms(h, h), 0.2)).toBe(10);
+    expect(histogramQuantile(scaleBounds(h, 1000), 0.25)).toBe(10_000);
+  });
+  it('sums a counter over its labels', () => {
+    expect(sumCounter(text, 'action')).toBe(10);
+    expect(sumCounter(text, 'actions')).toBe(0);
+  });
+  it('reads VmRSS', () => {
+    expect(rssMiBFromStatus('Name:\tnode\nVmRSS:\t  204800 kB\n')).toBe(200);
+    expect(rssMiBFromStatus('Name:\tnode\n')).toBeUndefined();
+  });
+});
