@@ -38,13 +38,16 @@ export interface ProvisionerActivityDeps {
   metrics?: AutonodeMetrics;
 }
 
+/** Offerings held unavailable: the provisioner's insufficient-capacity memory, an interrupted spot offering. */
+const HeldOfferingsSchema = z.array(z.object({ instanceType: z.string(), zone: z.string(), capacityType: z.enum(['spot', 'on-demand']) })).default([]);
+
 export const ProvisionBatchInputSchema = z.object({
   cluster: ClusterRefSchema,
   taskQueues: TaskQueuesSchema,
   /** the batch's id: its claims carry it, so a retried batch finds them instead of making twins */
   batchId: z.string().min(1),
   /** offerings held unavailable (insufficient capacity seen recently) */
-  unavailable: z.array(z.object({ instanceType: z.string(), zone: z.string(), capacityType: z.enum(['spot', 'on-demand']) })).default([]),
+  unavailable: HeldOfferingsSchema,
 });
 export type ProvisionBatchInput = z.input<typeof ProvisionBatchInputSchema>;
 
@@ -57,7 +60,7 @@ export const CreateClaimsInputSchema = z.object({
   claims: z.array(z.custom<CompactClaim>((v) => typeof v === 'object' && v !== null && 'name' in v)),
   poolStatus: z.array(z.object({ name: z.string(), conditions: z.array(z.custom<ConditionUpdate>()), resources: z.record(z.string(), z.string()) })).default([]),
   /** offerings the plan held unavailable: each claim carries those of its instance types to its launch */
-  unavailable: z.array(z.object({ instanceType: z.string(), zone: z.string(), capacityType: z.enum(['spot', 'on-demand']) })).default([]),
+  unavailable: HeldOfferingsSchema,
 });
 export type CreateClaimsInput = z.input<typeof CreateClaimsInputSchema>;
 

@@ -23,6 +23,11 @@ export type LaunchOptionsResult =
   | { ok: true; options: LaunchOption[]; zones: string[]; capacityTypes: ('spot' | 'on-demand')[] }
   | { ok: false; reason: string };
 
+/** How `launchOptionsForClaim`'s `unavailable` names an offering: `type/zone/capacityType`. */
+export function unavailableOfferingKey(o: { instanceType: string; zone: string; capacityType: string }): string {
+  return `${o.instanceType}/${o.zone}/${o.capacityType}`;
+}
+
 /**
  * The instance types a NodeClaim may launch as, cheapest available offering first, capped
  * at 60: type-level labels must satisfy the claim's requirements; zone and capacity type
@@ -63,7 +68,7 @@ export function launchOptionsForClaim(
         zone: o.zone,
         capacityType: o.capacityType,
         price: o.price,
-        available: o.available && o.price > 0 && !unavailable.has(`${type.name}/${o.zone}/${o.capacityType}`),
+        available: o.available && o.price > 0 && !unavailable.has(unavailableOfferingKey({ instanceType: type.name, zone: o.zone, capacityType: o.capacityType })),
       }));
     const available = offerings.filter((o) => o.available);
     if (available.length === 0) continue;

@@ -1,4 +1,5 @@
 import type { NodePool } from '../api/nodepool';
+import { unavailableOfferingKey } from '../lifecycle/launch-options';
 import type { PlannedNodeClaim } from '../packing/plan';
 import { LabelKey } from '../scheduling/labels';
 import { addResources, formatResourceList, parseResourceList, type ResourceList } from '../scheduling/resources';
@@ -27,12 +28,10 @@ export interface HeldOffering {
   capacityType: 'spot' | 'on-demand';
 }
 
-const heldKey = (o: HeldOffering): string => `${o.instanceType}/${o.zone}/${o.capacityType}`;
-
 /** The annotation's value for a claim whose options are `instanceTypes`: only their held offerings, sorted; undefined when none. */
 export function unavailableOfferingsValue(held: readonly HeldOffering[], instanceTypes: readonly string[]): string | undefined {
   const types = new Set(instanceTypes);
-  const keys = [...new Set(held.filter((o) => types.has(o.instanceType)).map(heldKey))].sort();
+  const keys = [...new Set(held.filter((o) => types.has(o.instanceType)).map(unavailableOfferingKey))].sort();
   return keys.length > 0 ? keys.join(',') : undefined;
 }
 
