@@ -6,7 +6,7 @@ import type { CatalogResult } from '../../core/instancetypes';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { type Condition } from '../../core/api';
 import { conditionSchema } from '../../core/api/primitives';
-import { ClusterRefSchema, TaskQueuesSchema, setCondition, type ConditionUpdate, type NodeClaimWorkflowInput } from '../../core/lifecycle';
+import { ClusterRefSchema, TaskQueuesSchema, provisionerWorkflowId, setCondition, unavailableOfferingKey, type ConditionUpdate, type NodeClaimWorkflowInput } from '../../core/lifecycle';
 import { sameShape, type ConsolidationDecision, type ConsolidationSettings, type DecidedShape } from '../../core/disruption';
 import { batchResult, batchToCreate, type BatchResult, type CreatedClaims, type PlannedBatch, type PoolStatus, claimManifest, PLANNED_PODS_BUDGET_BYTES, type ClaimTemplate, type CompactClaim } from '../../core/provisioning';
 import { type ClusterResolver } from '../cluster';
@@ -111,9 +111,10 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
    * What every plan of one moment shares, read once: the world, the validated pools and
    * classes, their catalogs. A disruption simulates several views of it without reading again.
    */
-  async function readPlanning(raw: ProvisionBatchInput) {
-    const input = ProvisionBatchInputSchema.parse(raw);
+  async function readPlanning(raw: ProvisionBatchInput, options: { provisionerMemory?: boolean } = {}) {
+    const parsed = ProvisionBatchInputSchema.parse(raw);
     Context.current().heartbeat({ stage: 'read' });
+    const input = options.provisionerMemory ? { ...parsed, unavailable: mergeHeld(parsed.unavailable, await provisionerMemory(deps.temporal, parsed.cluster.name, now())) } : parsed;
     const { guest, cloud } = await deps.resolve(input.cluster);
     const event = createEventRecorder(guest.core);
     // the state gauges see the cluster as listed, before any view changes it (summarised only with metrics)
@@ -147,8 +148,8 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
   });
 
   /** Reads, solves and says (unless `quiet`) what it planned; `view` changes the world first. */
-  async function planWith(raw: ProvisionBatchInput, options: { controller: SchedulingController; view?: (world: World) => World; quiet?: boolean }): Promise<PlannedBatch> {
-    const state = await readPlanning(raw);
+  async function planWith(raw: ProvisionBatchInput, options: { controller: SchedulingController; view?: (world: World) => World; quiet?: boolean; provisionerMemory?: boolean }): Promise<PlannedBatch> {
+    const state = await readPlanning(raw, { provisionerMemory: options.provisionerMemory ?? false });
     // a simulation tells no pod anything; a batch's Events go through the cluster's background sink
     // (at 5k pods they take ~20 s, which must not hold the packing worker or the next batch)
     const sink = options.quiet ? undefined : sinkFor(state.input.cluster.name, state.event);
@@ -239,7 +240,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
      */
     async planReplacements(raw: ProvisionBatchInput & { nodes: string[] }): Promise<PlannedBatch> {
       const leaving = new Set(z.array(z.string()).parse(raw.nodes));
-      return planWith(raw, { controller: 'disruption', view: (world) => withoutNodes(world, leaving), quiet: true });
+      return planWith(raw, { controller: 'disruption', view: (world) => withoutNodes(world, leaving), quiet: true, provisionerMemory: true });
     },
     /**
      * Single-node consolidation's simulation: the candidate's pods planned without it, and
@@ -248,7 +249,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
      * launched is what was judged cheaper.
      */
     async simulateConsolidation(raw: ProvisionBatchInput & { nodeClaim: string; node: string; spotToSpot?: boolean; manyToMany?: { minSavings: number } }): Promise<{ planned: PlannedBatch; decision: ConsolidationDecision; lpBoundPerHour?: number }> {
-      const state = await readPlanning(raw);
+      const state = await readPlanning(raw, { provisionerMemory: true });
       return withBound(await simulateMoveOn(state, [{ nodeClaim: raw.nodeClaim, node: raw.node }], { spotToSpot: raw.spotToSpot ?? false, ...(raw.manyToMany ? { manyToMany: raw.manyToMany } : {}) }));
     },
     /**
@@ -258,7 +259,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
      * command may launch several new nodes (see repackDecision); without, at most one.
      */
     async simulateMultiNodeConsolidation(raw: ProvisionBatchInput & { candidates: { nodeClaim: string; node: string }[]; spotToSpot?: boolean; manyToMany?: { minSavings: number } }): Promise<MultiNodeSimulation> {
-      const state = await readPlanning(raw);
+      const state = await readPlanning(raw, { provisionerMemory: true });
       const settings = { spotToSpot: raw.spotToSpot ?? false, ...(raw.manyToMany ? { manyToMany: raw.manyToMany } : {}) };
       const search = await multiNodeSearch(raw.candidates, (prefix) => simulateMoveOn(state, prefix, settings));
       return search.best
@@ -273,7 +274,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     async revalidateConsolidation(
       raw: ProvisionBatchInput & { candidates: { nodeClaim: string; node: string }[]; decided: DecidedShape; spotToSpot?: boolean; manyToMany?: { minSavings: number } },
     ): Promise<{ ok: true } | { ok: false; reason: string }> {
-      const state = await readPlanning(raw);
+      const state = await readPlanning(raw, { provisionerMemory: true });
       const settings = { spotToSpot: raw.spotToSpot ?? false, ...(raw.manyToMany ? { manyToMany: raw.manyToMany } : {}) };
       const { decision } = await simulateMoveOn(state, raw.candidates, settings);
       return sameShape(raw.decided, decision);
@@ -290,6 +291,45 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
 }
 
 export type ProvisionerActivities = ReturnType<typeof createProvisionerActivities>;
+
+type HeldOffering = z.infer<typeof HeldOfferingsSchema>[number];
+const PROVISIONER_QUERY_TIMEOUT_MS = 5_000;
+const ProvisionerMemorySchema = z.object({
+  unavailableOfferings: z.array(z.object({ instanceType: z.string(), zone: z.string(), capacityType: z.string(), until: z.string() })).default([]),
+});
+
+/**
+ * The offerings the cluster's provisioner holds unavailable right now (its `status` query):
+ * a disruption or interruption replacement is planned with the same memory of insufficient
+ * capacity as a provisioner batch, instead of walking into an offering a launch just found
+ * exhausted. No provisioner (never rung), or no answer within 5 s: nothing held, and the
+ * launch's own fallback applies.
+ */
+export async function provisionerMemory(temporal: Pick<Client, 'workflow'>, cluster: string, at: Date, timeoutMs = PROVISIONER_QUERY_TIMEOUT_MS): Promise<HeldOffering[]> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const answer = await Promise.race([
+      temporal.workflow.getHandle(provisionerWorkflowId(cluster)).query('status'),
+      new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs); }),
+    ]);
+    const held = ProvisionerMemorySchema.parse(answer).unavailableOfferings;
+    return held
+      .filter((o) => Date.parse(o.until) > at.getTime() && (o.capacityType === 'spot' || o.capacityType === 'on-demand'))
+      .map((o) => ({ instanceType: o.instanceType, zone: o.zone, capacityType: o.capacityType === 'spot' ? 'spot' as const : 'on-demand' as const }));
+  } catch (err) {
+    activityLog('info', 'the provisioner\'s unavailable offerings could not be read; planning without them', { cluster, error: err instanceof Error ? err.message : String(err) });
+    return [];
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Both lists, each offering once. */
+export function mergeHeld(a: readonly HeldOffering[], b: readonly HeldOffering[]): HeldOffering[] {
+  const seen = new Map<string, HeldOffering>();
+  for (const o of [...a, ...b]) seen.set(unavailableOfferingKey(o), o);
+  return [...seen.values()];
+}
 
 export { withoutNodes };
 

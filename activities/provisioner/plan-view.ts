@@ -75,6 +75,7 @@ export function assembleView(state: Planning, options: Pick<PlanOptions, 'view' 
   const planned: PlannedBatch = {
     batchId: state.batchId,
     pending: world.provisionable.length,
+    ...(world.awaiting > 0 ? { awaiting: world.awaiting } : {}),
     nominated: 0,
     onExistingNodes: 0,
     unschedulable: 0,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { StoredNodeClaimSchema, type StoredNodeClaim } from '../../core/api/nodeclaim';
-import { podDisposition } from '../../core/provisioning';
+import { podDisposition, reserveForInFlightClaims } from '../../core/provisioning';
 import { type KubeClients } from '../kube/clients';
 
 /**
@@ -8,8 +8,12 @@ import { type KubeClients } from '../kube/clients';
  * passed through signals), once per batch, as plain JSON.
  */
 export interface World {
+  /** pods to plan for: provisionable, and no claim still coming up was planned for them */
   provisionable: unknown[];
+  /** bound pods, and the provisionable pods an in-flight claim holds (bound to it here; core/provisioning/reserved.ts) */
   bound: unknown[];
+  /** how many of `bound` are held by in-flight claims rather than bound */
+  awaiting: number;
   nodes: unknown[];
   daemonSets: unknown[];
   nodeClaims: StoredNodeClaim[];
@@ -38,13 +42,24 @@ export async function readWorld(guest: KubeClients, options: { onListed?: (lists
   const podObjects = ListSchema.parse(plain(pods)).items.map(withKind('v1', 'Pod'));
   const nodeObjects = ListSchema.parse(plain(nodes)).items.map(withKind('v1', 'Node'));
   options.onListed?.({ nodes: nodeObjects, pods: podObjects });
-  return {
-    provisionable: podObjects.filter((p) => podDisposition(p) === 'provisionable'),
-    bound: podObjects.filter((p) => podDisposition(p) === 'bound'),
+  return worldFrom({
+    pods: podObjects,
     nodes: nodeObjects,
     daemonSets: ListSchema.parse(plain(daemonSets)).items.map(withKind('apps/v1', 'DaemonSet')),
     nodeClaims: ListSchema.parse(claims).items.map((c) => StoredNodeClaimSchema.parse(c)),
     nodePools: ListSchema.parse(pools).items,
     nodeClasses: ListSchema.parse(classes).items,
+  });
+}
+
+/** The world from what was listed: pods sorted into those to plan for and those that hold room (bound, or held by an in-flight claim). */
+export function worldFrom(lists: Omit<World, 'provisionable' | 'bound' | 'awaiting'> & { pods: readonly unknown[] }): World {
+  const { pods, ...rest } = lists;
+  const { provisionable, reserved } = reserveForInFlightClaims(pods.filter((p) => podDisposition(p) === 'provisionable'), rest.nodeClaims);
+  return {
+    ...rest,
+    provisionable,
+    bound: [...pods.filter((p) => podDisposition(p) === 'bound'), ...reserved],
+    awaiting: reserved.length,
   };
 }

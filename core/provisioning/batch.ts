@@ -8,6 +8,8 @@ import type { ClaimTemplate, CompactClaim, HeldOffering } from './nodeclaims';
 export interface BatchResult {
   batchId: string;
   pending: number;
+  /** pods an earlier batch planned onto claims still coming up: held there, not planned again */
+  awaiting?: number;
   created: string[];
   /** claims of this batch that already existed (a retried batch) */
   resumed: string[];

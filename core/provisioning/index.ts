@@ -1,5 +1,6 @@
 export * from './pods';
 export * from './nodeclaims';
+export * from './reserved';
 export * from './usage';
 export * from './nodes';
 export * from './batch';

@@ -239,6 +239,7 @@ export function worldOf(cluster: SimCluster): World {
   const nodes = [...cluster.nodes.values()].sort((a, b) => a.name.localeCompare(b.name));
   return {
     provisionable: [],
+    awaiting: 0,
     bound: [...cluster.pods.values()].map((p) => ({
       apiVersion: 'v1',
       kind: 'Pod',

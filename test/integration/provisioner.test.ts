@@ -4,7 +4,7 @@
 import { AppsV1Api, type V1Pod } from '@kubernetes/client-node';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createProvisionerActivities } from '../../activities/provisioner/activity';
-import { type BatchResult } from '../../core/provisioning';
+import { type BatchResult, type PlannedBatch } from '../../core/provisioning';
 import { z } from 'zod';
 import { nodeClaimWorkflowId, provisionerWorkflowId } from '../../core/lifecycle';
 import { type ProvisionerStatus } from '../../workflows/provisioner';
@@ -370,6 +370,18 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
     const held = status.unavailableOfferings.find((o) => o.instanceType === 'm5.large');
     expect(Date.parse(held?.until ?? '') - Date.now()).toBeGreaterThan(60_000);
     expect(Date.parse(held?.until ?? '') - Date.now()).toBeLessThanOrEqual(180_000);
+
+    // A disruption's replacement for the ice pods' node is planned with the same memory: its
+    // workflow passes no offerings, the activity asks the provisioner. Without it the plan
+    // would take the heavier pool's exhausted m5.large again.
+    const node = (await podsOf('ice'))[0]?.spec?.nodeName ?? '';
+    const activities = createProvisionerActivities({ resolve: lh.resolve, temporal: lh.t.client });
+    const cluster = { name: lh.h.cluster.name, region: lh.h.cluster.region };
+    const replacement = await new MockActivityEnvironment().run<[], PlannedBatch, () => Promise<PlannedBatch>>(
+      () => activities.planReplacements({ cluster, taskQueues: lh.taskQueues, batchId: `ice-replace-${lh.id}`, nodes: [node], unavailable: [] }),
+    );
+    expect(replacement.claims.length).toBeGreaterThan(0);
+    expect(replacement.claims.map((c) => c.pool)).toEqual(replacement.claims.map(() => second));
     lh.h.proxy.reset();
   });
 

@@ -13,6 +13,7 @@ const pod = (name: string, nodeName: string, extra: Record<string, unknown> = {}
 });
 const claim = (name: string, nodeName: string) => ({ metadata: { name, uid: name, resourceVersion: '1' }, spec: { requirements: [], nodeClassRef: { name: 'default' } }, status: { nodeName } }) as unknown as StoredNodeClaim;
 const world: World = {
+  awaiting: 0,
   provisionable: [{ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'pending', namespace: 'app' }, spec: {}, status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] } }],
   bound: [
     pod('web-1', 'old'),
