@@ -38,7 +38,7 @@ import { type ClusterResolver } from '../cluster';
 import { type KubeClients } from '../kube/clients';
 import { isConflict, isNotFound } from '../kube/errors';
 import { createEventRecorder } from '../kube/events';
-import { NodeStore } from '../kube/nodes';
+import { DISRUPTED_UNTIL_ANNOTATION, NodeStore } from '../kube/nodes';
 import { activityLog } from '../log';
 import { summariseCluster, type AutonodeMetrics, type ClusterSnapshot } from '../metrics';
 
@@ -160,7 +160,7 @@ export async function readRound(
   memory: PodEventMemory,
   batchMaxMs: number,
   instances: InstanceFacts = new Map(),
-): Promise<{ input: RoundInput; memory: PodEventMemory; nodes: number; drifts: DriftSeen[]; toStamp: HashToStamp[]; snapshot: ClusterSnapshot }> {
+): Promise<{ input: RoundInput; memory: PodEventMemory; nodes: number; drifts: DriftSeen[]; toStamp: HashToStamp[]; leftoverTaints: { nodeClaim: string; node: string }[]; snapshot: ClusterSnapshot }> {
   const policy = guest.config.makeApiClient(PolicyV1Api);
   const [claimsRaw, nodes, pods, pdbs, poolsRaw, classesRaw] = await Promise.all([
     guest.customObjects.listClusterCustomObject(nodeClaimsApi),
@@ -199,6 +199,7 @@ export async function readRound(
     templates.set(name, { hash: nodePoolHash(pool), hashVersion: NODEPOOL_HASH_VERSION, requirements: reqs });
   }
   const t = now.getTime();
+  const leftoverTaints: { nodeClaim: string; node: string }[] = [];
   const nextMemory: PodEventMemory = {};
   const drifts: DriftSeen[] = [];
   const toStamp: HashToStamp[] = [];
@@ -248,6 +249,12 @@ export async function readRound(
     // the pod set as a hash: the memory rides in the workflow's history every round
     const podsKey = fnv1a64(onNode.filter((p) => p.metadata?.deletionTimestamp === undefined).map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`).sort().join(',')).toString(36);
     const seen = memory[name];
+    // karpenter.sh/disrupted: an interruption moving the node (until its annotation says), or a
+    // leftover of a job or command that no longer runs (the node's own drain marks its claim first)
+    const tainted = node?.spec?.taints?.some((x) => x.key === DISRUPTED_TAINT.key) ?? false;
+    const heldUntil = Date.parse(node?.metadata?.annotations?.[DISRUPTED_UNTIL_ANNOTATION] ?? '');
+    const heldElsewhere = tainted && Number.isFinite(heldUntil) && heldUntil > t;
+    if (tainted && !heldElsewhere && !deleting && nodeName && node) leftoverTaints.push({ nodeClaim: name, node: nodeName });
     const initializedAt = initialized?.lastTransitionTime ? Date.parse(String(initialized.lastTransitionTime)) : undefined;
     // a pod set that changed since last round is a pod event now; the first sighting counts from initialization
     nextMemory[name] = seen === undefined ? { pods: podsKey, at: initializedAt ?? t } : seen.pods === podsKey ? seen : { pods: podsKey, at: t };
@@ -257,7 +264,7 @@ export async function readRound(
       ...(poolName ? { nodePool: poolName } : {}),
       initialized: initialized !== undefined,
       deleting,
-      ...(node?.spec?.taints?.some((x) => x.key === DISRUPTED_TAINT.key) ? { disruptedElsewhere: true } : {}),
+      ...(heldElsewhere ? { disruptedElsewhere: true } : {}),
       doNotDisrupt: node?.metadata?.annotations?.[DO_NOT_DISRUPT] === 'true' || claim.metadata.annotations?.[DO_NOT_DISRUPT] === 'true',
       labels: { ...(claim.metadata.labels ?? {}), ...(node?.metadata?.labels ?? {}) },
       ...(claim.spec.terminationGracePeriod ? { terminationGracePeriod: claim.spec.terminationGracePeriod } : {}),
@@ -271,7 +278,7 @@ export async function readRound(
       pods: onNode.map((p) => candidatePod(p, pdbs.items)),
     });
   }
-  return { input: { now: t, nodes: candidates, pools }, memory: nextMemory, nodes: candidates.length, drifts, toStamp, snapshot: summariseCluster({ nodes: nodes.items, pods: pods.items }) };
+  return { input: { now: t, nodes: candidates, pools }, memory: nextMemory, nodes: candidates.length, drifts, toStamp, leftoverTaints, snapshot: summariseCluster({ nodes: nodes.items, pods: pods.items }) };
 }
 
 /**
@@ -385,6 +392,18 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
       const round = disruptionRound(read.input);
       // an admin who set do-not-disrupt, a PDB or a budget hears why the node stays
       const event = createEventRecorder(guest.core);
+      // a round begins with no command of this workflow under way: a disrupted taint nothing
+      // holds is a leftover (an interruption job or a command ended mid-way); it goes, so the
+      // node takes pods again and is a candidate like any other
+      const nodes = new NodeStore(guest);
+      for (const leftover of read.leftoverTaints) {
+        // the claim's own drain marks the claim before it taints: read it again, right before
+        const claim = await store.get(leftover.nodeClaim);
+        if (!claim || claim.metadata.deletionTimestamp !== undefined || claim.status?.conditions?.some((c) => c.type === 'Drained')) continue;
+        await nodes.removeTaint(leftover.node, DISRUPTED_TAINT.key);
+        activityLog('info', 'leftover karpenter.sh/disrupted taint removed', { cluster: cluster.name, nodeclaim: leftover.nodeClaim, node: leftover.node });
+        await event({ involvedObject: { apiVersion: 'v1', kind: 'Node', name: leftover.node }, type: 'Normal', reason: 'DisruptionTaintRemoved', message: 'karpenter.sh/disrupted was left by a disruption or interruption that no longer runs; removed' });
+      }
       for (const b of round.blocked) {
         await event({ involvedObject: { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: b.nodeClaim }, type: 'Normal', reason: 'DisruptionBlocked', message: `Cannot disrupt NodeClaim: ${b.reason}` });
       }

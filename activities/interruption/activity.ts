@@ -36,10 +36,13 @@ import { withCloudFailures } from '../cloud/temporal-failures';
 import { type ClusterResolver } from '../cluster';
 import { createEventRecorder, type RecordEvent } from '../kube/events';
 import { NodeClaimStore, type StoredNodeClaim } from '../kube/nodeclaims';
-import { DISRUPTED_TAINT, NODEPOOL_LABEL, NodeStore } from '../kube/nodes';
+import { DISRUPTED_TAINT, DISRUPTED_UNTIL_ANNOTATION, NODEPOOL_LABEL, NodeStore } from '../kube/nodes';
 import { activityLog } from '../log';
 import { type AutonodeMetrics } from '../metrics';
 import { interruptionQueue, type InterruptionQueue, type SqsApi } from './sqs';
+
+/** How long after an interruption job's drain deadline its taint still marks the node as its own. */
+const INTERRUPTION_HOLD_AFTER_DRAIN_MS = 5 * 60_000;
 
 /** A received message as the workflow carries it: parsed, with what deleting it needs. No body. */
 export interface ReceivedInterruption {
@@ -276,6 +279,9 @@ export function createInterruptionActivities(deps: InterruptionActivityDeps) {
     async cordonInterrupted(raw: { cluster: ClusterRef; nodeClaim: string; node: string; drainBy: number }): Promise<void> {
       const { nodes, event } = await connect(raw.cluster);
       if (!(await nodes.get(raw.node))) return;
+      // the disruption workflow leaves the node alone while this job moves it (and a while
+      // after its drain deadline, for the drain to begin); past that the taint is a leftover
+      await nodes.annotate(raw.node, { [DISRUPTED_UNTIL_ANNOTATION]: new Date(raw.drainBy + INTERRUPTION_HOLD_AFTER_DRAIN_MS).toISOString() });
       await nodes.ensureTaint(raw.node, { ...DISRUPTED_TAINT });
       const message = `Disrupting NodeClaim: SpotInterrupted (launching its replacement first; draining by ${new Date(raw.drainBy).toISOString()} at the latest)`;
       await event({ involvedObject: nodeClaimRef(raw.nodeClaim), type: 'Normal', reason: 'Disrupting', message });

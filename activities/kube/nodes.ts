@@ -6,6 +6,14 @@ import { type StoredNodeClaim } from './nodeclaims';
 
 export const UNREGISTERED_TAINT_KEY = 'karpenter.sh/unregistered';
 export const DISRUPTED_TAINT: V1Taint = { key: 'karpenter.sh/disrupted', effect: 'NoSchedule' };
+/**
+ * On a Node tainted DISRUPTED_TAINT by an actor other than its own NodeClaim's termination
+ * or the disruption workflow's command (an interruption launching the replacement first):
+ * until when that actor is moving it (ISO time). Past it, or without it, a taint found on a
+ * node nothing is deleting is a leftover, and the disruption workflow's next round removes
+ * it, as Karpenter removes taints of commands no longer in its orchestration queue.
+ */
+export const DISRUPTED_UNTIL_ANNOTATION = 'autonode.io/disrupted-until';
 export const REGISTERED_LABEL = 'karpenter.sh/registered';
 export const INITIALIZED_LABEL = 'karpenter.sh/initialized';
 export const NODEPOOL_LABEL = 'karpenter.sh/nodepool';
@@ -132,6 +140,12 @@ export class NodeStore {
     const node = await this.kube.core.readNode({ name });
     if (Object.entries(labels).every(([k, v]) => node.metadata?.labels?.[k] === v)) return;
     await this.kube.core.replaceNode({ name, body: { ...node, metadata: { ...node.metadata, labels: { ...node.metadata?.labels, ...labels } } } });
+  }
+
+  async annotate(name: string, annotations: Record<string, string>): Promise<void> {
+    const node = await this.kube.core.readNode({ name });
+    if (Object.entries(annotations).every(([k, v]) => node.metadata?.annotations?.[k] === v)) return;
+    await this.kube.core.replaceNode({ name, body: { ...node, metadata: { ...node.metadata, annotations: { ...node.metadata?.annotations, ...annotations } } } });
   }
 
   async ensureTaint(name: string, taint: V1Taint): Promise<void> {

@@ -178,9 +178,11 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
     async startDrain(input: ClaimRef & { nodeName?: string; reason: string }): Promise<void> {
       const { claims, nodes, event } = await connect(input.cluster);
       const claim = await claims.get(input.name);
+      // the claim says it is draining before its node is tainted: the disruption workflow takes
+      // a disrupted taint on a node whose claim is not draining for a leftover, and removes it
+      if (claim) await claims.patchStatus(claim, { conditions: [{ type: 'Drained', status: 'False', reason: 'Draining', message: input.reason }] }, now().toISOString());
       if (input.nodeName && (await nodes.get(input.nodeName))) await nodes.ensureTaint(input.nodeName, DISRUPTED_TAINT);
       if (!claim) return;
-      await claims.patchStatus(claim, { conditions: [{ type: 'Drained', status: 'False', reason: 'Draining', message: input.reason }] }, now().toISOString());
       await event({ involvedObject: nodeClaimRef(claim), type: 'Normal', reason: 'DisruptionTerminating', message: `Draining and terminating: ${input.reason}` });
     },
 

@@ -82,6 +82,17 @@ export async function startFakeGuest(): Promise<FakeGuest> {
         objects.set(path, updated);
         return { status: 200, body: updated };
       }
+      case 'PUT': {
+        // a replace, as kube-apiserver does one: the stored version must be the one sent
+        if (!stored) return apiStatus(404, 'NotFound', `${path} not found`);
+        const body = isDoc(request.body) ? request.body : {};
+        const wanted = metaOf(body).resourceVersion;
+        if (wanted !== undefined && wanted !== metaOf(stored).resourceVersion) return apiStatus(409, 'Conflict', `${path}: the object has been modified`);
+        const replaced = status ? { ...stored, status: body.status } : { ...body, ...(stored.status === undefined ? {} : { status: stored.status }) };
+        const updated = stamp(replaced, { ...metaOf(stored), ...(status ? {} : metaOf(body)) });
+        objects.set(path, updated);
+        return { status: 200, body: updated };
+      }
       case 'DELETE': {
         if (!stored) return apiStatus(404, 'NotFound', `${path} not found`);
         const meta = metaOf(stored);
