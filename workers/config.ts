@@ -1,5 +1,6 @@
 import { type WorkerDeploymentVersion } from '@temporalio/common';
 import { z } from 'zod';
+import { durationToMs } from '../core/lifecycle/duration';
 import { PayloadKeySourceSchema } from './codec/keyring';
 
 /**
@@ -46,16 +47,36 @@ export const WorkerConfigSchema = z.object({
   AUTONODE_METRICS_HOST: z.string().min(1).default('0.0.0.0'),
   /**
    * Workflows the control worker keeps in memory between their tasks (the SDK's
-   * maxCachedWorkflows). Unset: the SDK's default, about 600 per GiB of V8 heap above 200 MiB
-   * (2,300 with Node's default 4 GiB heap). docs/capacity.md sizes it.
+   * maxCachedWorkflows). Unset: sized from the V8 heap limit (NODE_OPTIONS=--max-old-space-size)
+   * and the container's memory limit, ~1.7 MiB per cached workflow (workers/sizing.ts): 129
+   * with the shipped 512 MiB. docs/capacity.md sizes it.
    */
   AUTONODE_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
   /**
    * A workflow bundle built ahead of time (`bundleWorkflowCode` of workflows/, with the
-   * codec's failureConverterPath when payloads are encrypted). Unset: the worker bundles
-   * workflows/ itself at start, with webpack in its own process.
+   * codec's failureConverterPath when payloads are encrypted). Unset: the one `npm run build`
+   * wrote beside the compiled code (dist/workflow-bundle*.js, workers/bundle.ts); running
+   * from source or without it, the worker bundles workflows/ itself at start (webpack in its
+   * own process, ~100 MiB more).
    */
   AUTONODE_WORKFLOW_BUNDLE: z.string().min(1).optional(),
+  /**
+   * How often a steady NodeClaim re-reads its objects without being signalled
+   * (`timeouts.steadyResync` of the claims this worker's watch starts; unset: the workflow's
+   * default, 5m). Each wake is 2 workflow tasks and an activity per claim: what bounds the
+   * claims one worker serves (docs/capacity.md). It is also how soon a steady claim moves
+   * to a new worker build (ADR 0009). A duration: 30m, 1h.
+   */
+  AUTONODE_STEADY_RESYNC: z
+    .string()
+    .refine((v) => {
+      try {
+        return (durationToMs(v) ?? 0) >= 1000;
+      } catch {
+        return false;
+      }
+    }, 'a duration of at least 1s, e.g. 30m or 1h')
+    .optional(),
   /** JSON logs on stdout at this level and above */
   AUTONODE_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
   /** the queues this process polls, comma-separated (control, cloud, packing); all by default */

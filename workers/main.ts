@@ -16,6 +16,8 @@ import { createAutonodeMetrics } from '../activities/metrics';
 import { createWorkerLogger } from './logging';
 import { startMetricsServer, type MetricsServer } from './metrics-server';
 import { installWorkerRuntime } from './runtime';
+import { workflowSource } from './bundle';
+import { containerMemoryLimitMiB, heapLimitMiB, workflowCacheSize } from './sizing';
 
 /**
  * Credentials come from the SDK's default chain (the worker's own role, IRSA, env) and
@@ -122,6 +124,23 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
   const deployment = workerDeploymentVersion(config);
   if (deployment) logger.info({ deployment: deployment.deploymentName, buildId: deployment.buildId }, 'versioned workers: tasks of this build only');
   const credentialsFor = credentialsFromConfig(config);
+  const workflows = workflowSource({
+    configured: config.AUTONODE_WORKFLOW_BUNDLE,
+    variant: dataConverter.failureConverterPath ? 'encrypted' : 'plain',
+    workersDir: __dirname,
+    compiled: __filename.endsWith('.js'),
+    workflowsPath: require.resolve('../workflows'),
+  });
+  const memory = { heapLimitMiB: heapLimitMiB(), memoryLimitMiB: containerMemoryLimitMiB() };
+  const maxCachedWorkflows = config.AUTONODE_MAX_CACHED_WORKFLOWS ?? workflowCacheSize(memory);
+  logger.info(
+    {
+      workflows: 'workflowBundle' in workflows ? workflows.workflowBundle.codePath : `${workflows.workflowsPath} (bundled at start)`,
+      maxCachedWorkflows,
+      ...(config.AUTONODE_MAX_CACHED_WORKFLOWS === undefined ? { heapLimitMiB: Math.round(memory.heapLimitMiB), memoryLimitMiB: memory.memoryLimitMiB } : {}),
+    },
+    config.AUTONODE_MAX_CACHED_WORKFLOWS === undefined ? 'workflow cache sized from the memory budget' : 'workflow cache from AUTONODE_MAX_CACHED_WORKFLOWS',
+  );
   const workers = await createAutonodeWorkers({
     connection,
     client,
@@ -129,11 +148,12 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
     resolve: clusterResolverFromConfig(config, credentialsFor, logger),
     sqsClientFor: sqsClientFactoryFromConfig(config, credentialsFor),
     ...(management ? { management } : {}),
-    workflows: config.AUTONODE_WORKFLOW_BUNDLE ? { workflowBundle: { codePath: config.AUTONODE_WORKFLOW_BUNDLE } } : { workflowsPath: require.resolve('../workflows') },
+    workflows,
     cloudActivitiesPerSecond: config.AUTONODE_CLOUD_RPS,
+    ...(config.AUTONODE_STEADY_RESYNC ? { nodeClaimDefaults: { timeouts: { steadyResync: config.AUTONODE_STEADY_RESYNC } } } : {}),
     run: config.AUTONODE_WORKER_QUEUES,
     dataConverter,
-    ...(config.AUTONODE_MAX_CACHED_WORKFLOWS !== undefined ? { maxCachedWorkflows: config.AUTONODE_MAX_CACHED_WORKFLOWS } : {}),
+    maxCachedWorkflows,
     taskQueues: { control: config.AUTONODE_TASK_QUEUE_CONTROL, cloud: config.AUTONODE_TASK_QUEUE_CLOUD, packing: config.AUTONODE_TASK_QUEUE_PACKING },
     metrics,
     ...(deployment ? { deployment } : {}),

@@ -19,6 +19,7 @@ import { type Client } from '@temporalio/client';
 import { type DataConverter, type WorkerDeploymentVersion } from '@temporalio/common';
 import { createAutonodeMetrics, instrumentClusterResolver, type AutonodeMetrics } from '../activities/metrics';
 import { type Readiness } from './metrics-server';
+import { containerMemoryLimitMiB, heapLimitMiB, workflowCacheSize } from './sizing';
 
 export interface AutonodeWorkersOptions {
   connection: NativeConnection;
@@ -42,7 +43,7 @@ export interface AutonodeWorkersOptions {
   dataConverter?: DataConverter;
   /** where the activities count (the process's /metrics endpoint serves its registry); a private one when absent */
   metrics?: AutonodeMetrics;
-  /** the control worker's workflow cache (SDK maxCachedWorkflows); the SDK's default when absent */
+  /** the control worker's workflow cache (SDK maxCachedWorkflows); absent: sized from the heap and container memory limits (sizing.ts) */
   maxCachedWorkflows?: number;
   /** this build's Worker Deployment Version (ADR 0009); absent: unversioned workers */
   deployment?: WorkerDeploymentVersion;
@@ -104,7 +105,7 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
     ...common,
     taskQueue: queues.control,
     ...options.workflows,
-    ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
+    maxCachedWorkflows: options.maxCachedWorkflows ?? workflowCacheSize({ heapLimitMiB: heapLimitMiB(), memoryLimitMiB: containerMemoryLimitMiB() }),
     activities: controlActivities,
     // Ctrl-C / SIGTERM: give running activities a moment, then stop.
     shutdownGraceTime: '10 seconds',

@@ -67,7 +67,7 @@ export class LocalStack {
   }
 
   /**
-   * Stops one component (by its name, e.g. `kube-apiserver-guest`, `temporal-server`) and
+   * Stops one component (by its name, e.g. `kube-apiserver-guest`, `temporal-frontend`) and
    * starts it again with the same arguments and ports; resolves once it is ready again.
    * For chaos runs (test/bench/scale.ts). Returns how long it was down.
    */
@@ -190,7 +190,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<Local
 
     const info: StackInfo = StackInfoSchema.parse({
       dir,
-      temporal: { address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl, managed: temporal.managed, server: temporal.server, ...(temporal.metricsUrl ? { metricsUrl: temporal.metricsUrl } : {}) },
+      temporal: { address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl, managed: temporal.managed, server: temporal.server, ...(temporal.metricsUrl ? { metricsUrl: temporal.metricsUrl } : {}), ...(temporal.metricsUrls ? { metricsUrls: temporal.metricsUrls } : {}) },
       ec2: { endpoint: `http://127.0.0.1:${ports.moto}`, region },
       management: { name: 'management', server: managementServer, kubeconfigPath: managementKubeconfig, etcdPrefix: '/management', auditLogPath: managementAudit.logPath },
       guest: {

@@ -1,6 +1,7 @@
 import { Connection, isGrpcServiceError } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { ProductionTemporalBinaries } from './binaries';
@@ -28,25 +29,48 @@ export interface ProductionTemporal {
   address: string;
   /** started in this order; stop in reverse */
   processes: ManagedProcess[];
+  /** the frontend's Prometheus endpoint */
   metricsUrl: string;
+  /** every service's Prometheus endpoint (frontend, history, matching, worker) */
+  metricsUrls: string[];
 }
 
+/** Temporal's four services, in the order they are started: each its own process. */
+export const TEMPORAL_SERVICES = ['history', 'matching', 'frontend', 'worker'] as const;
+export type TemporalService = (typeof TEMPORAL_SERVICES)[number];
+/** the stack's name for a service's process (`LocalStack.restart('temporal-frontend')`) */
+export const temporalProcessName = (service: TemporalService) => `temporal-${service}`;
+
 export type ServicePorts = Record<
-  'postgres' | 'frontend' | 'frontendMembership' | 'frontendHttp' | 'history' | 'historyMembership' | 'matching' | 'matchingMembership' | 'worker' | 'workerMembership' | 'metrics',
+  | 'postgres'
+  | 'frontend'
+  | 'frontendMembership'
+  | 'frontendHttp'
+  | 'history'
+  | 'historyMembership'
+  | 'matching'
+  | 'matchingMembership'
+  | 'worker'
+  | 'workerMembership'
+  | `${TemporalService}Metrics`,
   number
 >;
 
 /**
  * Temporal as it is deployed: PostgreSQL (Debian's build, in the stack directory), the
  * schemas created and migrated by Temporal's own `temporal-sql-tool`, and the server built
- * from `go.temporal.io/server` running frontend, history, matching and worker services
- * against it, with the namespace registered through the API as an operator would. Each
- * process is handed back as soon as it starts, so a failure later still stops it.
+ * from `go.temporal.io/server` running its history, matching, frontend and worker services
+ * against it as four processes (`temporal-server start --service <one>`, one config, each
+ * service its own ports; they find each other through the cluster_membership table), with
+ * the namespace registered through the API as an operator would. One service can then be
+ * restarted alone (`LocalStack.restart('temporal-frontend')`), as one Deployment of a
+ * cluster would be. Each process is handed back as soon as it starts, so a failure later
+ * still stops it.
  */
 export async function startProductionTemporal(o: ProductionTemporalOptions, started: (p: ManagedProcess) => void): Promise<ProductionTemporal> {
   // below 32768: the server records its services' ports in a smallint column (cluster_membership)
   const ports: ServicePorts = await freePortsInRange(
-    ['postgres', 'frontend', 'frontendMembership', 'frontendHttp', 'history', 'historyMembership', 'matching', 'matchingMembership', 'worker', 'workerMembership', 'metrics'],
+    ['postgres', 'frontend', 'frontendMembership', 'frontendHttp', 'history', 'historyMembership', 'matching', 'matchingMembership', 'worker', 'workerMembership', 'historyMetrics', 'matchingMetrics', 'frontendMetrics', 'workerMetrics'],
     { from: 20000, to: 32767 },
   );
   const processes: ManagedProcess[] = [];
@@ -70,33 +94,52 @@ export async function startProductionTemporal(o: ProductionTemporalOptions, star
   mkdirSync(configDir, { recursive: true });
   const dynamicConfigFile = join(configDir, 'dynamicconfig.yaml');
   writeFileSync(dynamicConfigFile, stringify(dynamicConfigYaml(o.dynamicConfig)));
-  const configFile = join(configDir, 'config.yaml');
-  writeFileSync(configFile, stringify(serverConfig({ ports, historyShards: o.historyShards, dynamicConfigFile })));
-
   const address = `127.0.0.1:${ports.frontend}`;
-  await run(
-    new ManagedProcess({
-      name: 'temporal-server',
-      command: o.binaries.server,
-      args: ['--config-file', configFile, '--allow-no-auth', 'start', '--service', 'frontend', '--service', 'history', '--service', 'matching', '--service', 'worker'],
-      logFile: join(o.logDir, 'temporal-server.log'),
-      ready: async () => {
-        const connection = await Connection.connect({ address, connectTimeout: 1000 });
-        try {
-          await connection.workflowService.getSystemInfo({});
-          return true;
-        } finally {
-          await connection.close();
-        }
-      },
-      startTimeoutMs: 120_000,
-      stopTimeoutMs: 20_000,
-    }),
-  );
+  for (const service of TEMPORAL_SERVICES) {
+    // the same config for every service but where its metrics are served (one listener per process)
+    const configFile = join(configDir, `config-${service}.yaml`);
+    writeFileSync(configFile, stringify(serverConfig({ ports, historyShards: o.historyShards, dynamicConfigFile, metricsPort: ports[`${service}Metrics`] })));
+    await run(
+      new ManagedProcess({
+        name: temporalProcessName(service),
+        command: o.binaries.server,
+        args: ['--config-file', configFile, '--allow-no-auth', 'start', '--service', service],
+        logFile: join(o.logDir, `${temporalProcessName(service)}.log`),
+        // the frontend is ready when it answers the API; the others when their gRPC port does
+        ready: service === 'frontend' ? () => frontendAnswers(address) : () => tcpAnswers(ports[service]),
+        startTimeoutMs: 120_000,
+        stopTimeoutMs: 20_000,
+      }),
+    );
+  }
   const t1 = Date.now();
   await registerNamespace(address, o.namespace);
   o.log(`temporal namespace ${o.namespace} registered in ${((Date.now() - t1) / 1000).toFixed(1)}s`);
-  return { address, processes, metricsUrl: `http://127.0.0.1:${ports.metrics}/metrics` };
+  const metricsUrl = (service: TemporalService) => `http://127.0.0.1:${ports[`${service}Metrics`]}/metrics`;
+  return { address, processes, metricsUrl: metricsUrl('frontend'), metricsUrls: TEMPORAL_SERVICES.map(metricsUrl) };
+}
+
+async function frontendAnswers(address: string): Promise<boolean> {
+  const connection = await Connection.connect({ address, connectTimeout: 1000 });
+  try {
+    await connection.workflowService.getSystemInfo({});
+    return true;
+  } finally {
+    await connection.close();
+  }
+}
+
+function tcpAnswers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port, timeout: 1000 });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('timeout', () => done(false));
+    socket.once('error', () => done(false));
+  });
 }
 
 /** `create-database`, then the versioning tables at 0.0, then every versioned step up to the release's schema. */
@@ -130,7 +173,7 @@ export function dynamicConfigYaml(extra: Record<string, string | number | boolea
   return Object.fromEntries(Object.entries(values).map(([key, value]) => [key, [{ value }]]));
 }
 
-export function serverConfig(o: { ports: ServicePorts; historyShards: number; dynamicConfigFile: string }) {
+export function serverConfig(o: { ports: ServicePorts; historyShards: number; dynamicConfigFile: string; metricsPort: number }) {
   const { ports } = o;
   const sql = (databaseName: string, maxConns: number) => ({
     sql: {
@@ -159,7 +202,7 @@ export function serverConfig(o: { ports: ServicePorts; historyShards: number; dy
     },
     global: {
       membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' },
-      metrics: { prometheus: { framework: 'tally', timerType: 'histogram', listenAddress: `127.0.0.1:${ports.metrics}` } },
+      metrics: { prometheus: { framework: 'tally', timerType: 'histogram', listenAddress: `127.0.0.1:${o.metricsPort}` } },
     },
     services: {
       frontend: service(ports.frontend, ports.frontendMembership, { httpPort: ports.frontendHttp }),

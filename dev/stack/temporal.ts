@@ -15,8 +15,10 @@ export interface TemporalEndpoint {
   managed: boolean;
   /** which server: the dev server, the production build on PostgreSQL, or one at TEMPORAL_ADDRESS */
   server: 'dev' | 'production' | 'external';
-  /** the server's own Prometheus endpoint, when we started it */
+  /** the server's own Prometheus endpoint, when we started it (the production server: its frontend's) */
   metricsUrl?: string;
+  /** every service's Prometheus endpoint (the production server runs each service as its own process) */
+  metricsUrls?: string[];
   close(): Promise<void>;
 }
 
@@ -68,7 +70,7 @@ export async function startTemporal(o: {
     } finally {
       await connection.close();
     }
-    return { address: production.address, namespace, uiUrl: undefined, managed: true, server: 'production', metricsUrl: production.metricsUrl, close: async () => undefined };
+    return { address: production.address, namespace, uiUrl: undefined, managed: true, server: 'production', metricsUrl: production.metricsUrl, metricsUrls: production.metricsUrls, close: async () => undefined };
   }
   if (!o.binary) throw new Error('no Temporal CLI binary and no TEMPORAL_ADDRESS: run `npm run setup`');
 

@@ -26,8 +26,10 @@ export const StackInfoSchema = z.object({
     managed: z.boolean(),
     /** the dev server, the production build on PostgreSQL (AUTONODE_TEMPORAL=production), or TEMPORAL_ADDRESS's */
     server: z.enum(['dev', 'production', 'external']).optional(),
-    /** the server's Prometheus endpoint (server metrics such as `action`), when the stack started it */
+    /** the server's Prometheus endpoint (server metrics such as `action`), when the stack started it; the production server's frontend */
     metricsUrl: z.string().url().optional(),
+    /** every service's Prometheus endpoint: the production server's frontend, history, matching and worker processes */
+    metricsUrls: z.array(z.string().url()).optional(),
   }),
   ec2: z.object({ endpoint: z.string().url(), region: z.string() }),
   management: ClusterEndpointSchema,

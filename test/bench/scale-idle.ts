@@ -15,8 +15,15 @@
 //   ... -- --cache 10000                                 AUTONODE_MAX_CACHED_WORKFLOWS for the worker
 //   ... -- --worker-heap-mb 1024                         the worker's V8 heap limit (--max-old-space-size; the SDK's
 //                                                        default cache follows it: 600 workflows per GiB above 200 MiB)
-//   ... -- --prebuilt-bundle                             the worker loads a bundle built here (AUTONODE_WORKFLOW_BUNDLE)
-//                                                        instead of running webpack in its own process
+//   ... -- --prebuilt-bundle                             (--worker source) the worker loads a bundle built here
+//                                                        (AUTONODE_WORKFLOW_BUNDLE) instead of running webpack itself
+//
+// Without --worker, the worker is the one that ships: the shipped code built as `npm run build`
+// builds it (tsc, then dist/workers/bundle.js writing the workflow bundles beside it), into
+// .autonode/scale-idle-build-<pid>/, run as the Deployment in k8s/worker/worker.yaml runs it —
+// `node dist/workers/main.js` with that container's literal env (NODE_OPTIONS: the heap limit;
+// the workflow cache then follows it). --cache and --worker-heap-mb override those two.
+// `--worker source` runs workers/main.ts through tsx instead, with Node's defaults.
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { Command } from 'commander';
@@ -32,6 +39,8 @@ import { freePortsFor } from '../../dev/stack/ports';
 import type { ManagedProcess } from '../../dev/stack/process';
 import { startTemporal } from '../../dev/stack/temporal';
 import { projectRoot } from '../../dev/paths';
+import { parseAllDocuments } from 'yaml';
+import { workflowCacheSize } from '../../workers/sizing';
 
 const say = (line: string) => process.stderr.write(`[scale] ${new Date().toISOString().slice(11, 19)} ${line}\n`);
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -47,6 +56,7 @@ interface Options {
   steadyTimeout: number;
   workerHeapMb: number | undefined;
   server: 'dev' | 'production';
+  worker: 'shipped' | 'source';
 }
 
 function parseOptions(argv: readonly string[]): Options {
@@ -58,10 +68,13 @@ function parseOptions(argv: readonly string[]): Options {
     .option('--cache <n>', 'the worker\'s AUTONODE_MAX_CACHED_WORKFLOWS (default: the SDK\'s)')
     .option('--worker-heap-mb <n>', 'the worker process\'s --max-old-space-size (default: Node\'s)')
     .option('--steady-timeout <seconds>', 'how long to wait for every workflow to reach steady state', '1200')
-    .option('--prebuilt-bundle', 'build the workflow bundle here and hand it to the worker', false)
+    .option('--prebuilt-bundle', 'with --worker source: build the workflow bundle here and hand it to the worker', false)
+    .option('--worker <kind>', 'shipped (built as npm run build does, run as k8s/worker/worker.yaml runs it) | source (workers/main.ts through tsx)', 'shipped')
     .option('--server <kind>', 'dev | production (default AUTONODE_TEMPORAL, else dev); ignored with TEMPORAL_ADDRESS')
     .parse([...argv], { from: 'node' });
-  const o = program.opts<{ workflows: string; rest: string; resync: string; concurrency: string; cache?: string; prebuiltBundle: boolean; steadyTimeout: string; workerHeapMb?: string; server?: string }>();
+  const o = program.opts<{ workflows: string; rest: string; resync: string; concurrency: string; cache?: string; prebuiltBundle: boolean; steadyTimeout: string; workerHeapMb?: string; server?: string; worker: string }>();
+  if (o.worker !== 'shipped' && o.worker !== 'source') throw new Error(`--worker must be shipped or source, not ${o.worker}`);
+  if (o.worker === 'shipped' && o.prebuiltBundle) throw new Error('--prebuilt-bundle is for --worker source: the shipped build has its bundle');
   const server = o.server ?? process.env.AUTONODE_TEMPORAL ?? 'dev';
   if (server !== 'dev' && server !== 'production') throw new Error(`--server must be dev or production, not ${server}`);
   const int = (name: string, value: string) => {
@@ -79,6 +92,7 @@ function parseOptions(argv: readonly string[]): Options {
     steadyTimeout: int('steady-timeout', o.steadyTimeout),
     workerHeapMb: o.workerHeapMb === undefined ? undefined : int('worker-heap-mb', o.workerHeapMb),
     server,
+    worker: o.worker,
   };
 }
 
@@ -124,15 +138,58 @@ async function measure(pid: number, seconds: number): Promise<Window> {
   };
 }
 
-/** The worker process, as deployed: workers/main.ts, control queue only, nothing it could reach but Temporal. */
-async function startWorker(o: { address: string; namespace: string; taskQueue: string; dir: string; cache: number | undefined; bundle: string | undefined; heapMb: number | undefined }): Promise<{ child: ChildProcess; sdkMetricsUrl: string }> {
+/**
+ * The worker container's literal env in k8s/worker/worker.yaml's Deployment (NODE_OPTIONS, the
+ * AUTONODE_* settings it ships with): what "the worker as shipped" runs with.
+ */
+export function shippedWorkerEnv(manifest: string): Record<string, string> {
+  for (const doc of parseAllDocuments(manifest)) {
+    const o = doc.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: Array<{ name: string; env?: Array<{ name: string; value?: string }> }> } } } } | null;
+    if (o?.kind !== 'Deployment') continue;
+    const container = o.spec?.template?.spec?.containers?.find((c) => c.name === 'worker');
+    if (!container) throw new Error('k8s/worker/worker.yaml: the Deployment has no container named worker');
+    return Object.fromEntries((container.env ?? []).flatMap((e) => (e.value !== undefined ? [[e.name, e.value]] : [])));
+  }
+  throw new Error('k8s/worker/worker.yaml has no Deployment');
+}
+
+/** The shipped code built as `npm run build` builds it (tsc, then the workflow bundles beside it), into `outDir`. */
+function buildShipped(outDir: string): void {
+  const root = projectRoot();
+  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', outDir], { cwd: root, stdio: 'inherit' });
+  execFileSync(process.execPath, [join(outDir, 'workers', 'bundle.js')], { cwd: root, stdio: 'inherit' });
+}
+
+/** The V8 heap limit (MiB) a process started with these NODE_OPTIONS gets. */
+function heapLimitUnder(nodeOptions: string | undefined): number {
+  const out = execFileSync(process.execPath, ['-e', 'process.stdout.write(String(require("v8").getHeapStatistics().heap_size_limit))'], { env: { ...process.env, NODE_OPTIONS: nodeOptions ?? '' }, encoding: 'utf8' });
+  return Number(out) / 1024 / 1024;
+}
+
+/** The worker process, as deployed: control queue only, nothing it could reach but Temporal. */
+async function startWorker(o: {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  dir: string;
+  /** `node <entry>` (a built dist/workers/main.js) or workers/main.ts through tsx */
+  entry: { kind: 'built'; main: string } | { kind: 'source' };
+  /** env of the shipped Deployment, below what the run sets itself */
+  baseEnv: Record<string, string>;
+  cache: number | undefined;
+  bundle: string | undefined;
+  heapMb: number | undefined;
+}): Promise<{ child: ChildProcess; sdkMetricsUrl: string }> {
   const { sdkMetrics } = await freePortsFor(['sdkMetrics']);
   const log = openSync(join(o.dir, 'worker.log'), 'a');
   const heap = o.heapMb !== undefined ? [`--max-old-space-size=${o.heapMb}`] : [];
-  const child = spawn(process.execPath, [...heap, '-r', 'tsx/cjs', join(projectRoot(), 'workers', 'main.ts')], {
+  const args = o.entry.kind === 'built' ? [...heap, o.entry.main] : [...heap, '-r', 'tsx/cjs', join(projectRoot(), 'workers', 'main.ts')];
+  const child = spawn(process.execPath, args, {
     cwd: projectRoot(),
     env: {
       ...process.env,
+      ...o.baseEnv,
+      // a command-line --max-old-space-size wins over NODE_OPTIONS'
       TEMPORAL_ADDRESS: o.address,
       TEMPORAL_NAMESPACE: o.namespace,
       AUTONODE_WORKER_QUEUES: 'control',
@@ -212,6 +269,8 @@ async function main(): Promise<void> {
   const logDir = join(dir, 'logs');
   mkdirSync(logDir, { recursive: true });
   writeFileSync(join(dir, 'no-guest.kubeconfig'), '');
+  // inside the checkout (gitignored .autonode/), so the built code finds node_modules
+  const buildDir = join(projectRoot(), '.autonode', `scale-idle-build-${process.pid}`);
   const processes: ManagedProcess[] = [];
   // recorded as the launcher does, so a run killed half-way is reaped by the next stack start
   const recordPids = () => writeFileSync(join(dir, 'pids.json'), JSON.stringify({ owner: process.pid, ...Object.fromEntries(processes.map((p) => [p.spec.name, p.pid])) }));
@@ -227,12 +286,25 @@ async function main(): Promise<void> {
     // the production server's database and the bundle; the logs stay
     rmSync(join(dir, 'postgres'), { recursive: true, force: true });
     rmSync(join(dir, 'workflow-bundle.js'), { force: true });
+    rmSync(buildDir, { recursive: true, force: true });
   };
   process.once('SIGINT', () => void stopAll().finally(() => process.exit(130)));
 
   const external = process.env.TEMPORAL_ADDRESS;
   const server = external ? 'external' : options.server;
   try {
+    // the worker as shipped: built like `npm run build`, the Deployment's env
+    const shippedEnv = options.worker === 'shipped' ? shippedWorkerEnv(readFileSync(join(projectRoot(), 'k8s', 'worker', 'worker.yaml'), 'utf8')) : {};
+    if (options.worker === 'shipped') {
+      const t0 = Date.now();
+      say(`building the shipped code into ${buildDir} (tsc -p tsconfig.build.json, then workers/bundle.js)`);
+      buildShipped(buildDir);
+      say(`built in ${fmt((Date.now() - t0) / 1000)}s; the Deployment's env: ${Object.entries(shippedEnv).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+    }
+    const nodeOptions = options.workerHeapMb !== undefined ? `--max-old-space-size=${options.workerHeapMb}` : options.worker === 'shipped' ? shippedEnv.NODE_OPTIONS : process.env.NODE_OPTIONS;
+    const workerHeapLimit = heapLimitUnder(nodeOptions);
+    const cacheSetting = options.cache ?? (shippedEnv.AUTONODE_MAX_CACHED_WORKFLOWS !== undefined ? Number(shippedEnv.AUTONODE_MAX_CACHED_WORKFLOWS) : undefined);
+    const cache = cacheSetting ?? workflowCacheSize({ heapLimitMiB: workerHeapLimit });
     say(`Temporal: ${external ? `existing server at ${external}` : `${server} server (starting)`}; logs in ${logDir}`);
     const temporal = await startTemporal({
       binary: external ? undefined : resolveBinaries(process.env).temporal,
@@ -258,7 +330,18 @@ async function main(): Promise<void> {
       bundle = join(dir, 'workflow-bundle.js');
       writeFileSync(bundle, code);
     }
-    const started = await startWorker({ address: temporal.address, namespace: temporal.namespace, taskQueue, dir: logDir, cache: options.cache, bundle, heapMb: options.workerHeapMb });
+    const started = await startWorker({
+      address: temporal.address,
+      namespace: temporal.namespace,
+      taskQueue,
+      dir: logDir,
+      entry: options.worker === 'shipped' ? { kind: 'built', main: join(buildDir, 'workers', 'main.js') } : { kind: 'source' },
+      baseEnv: shippedEnv,
+      cache: options.cache,
+      bundle,
+      heapMb: options.workerHeapMb,
+    });
+    say(`worker: ${options.worker === 'shipped' ? 'as shipped (built, the Deployment\'s env)' : 'from source'}; heap limit ${fmt(workerHeapLimit, 0)} MiB (NODE_OPTIONS ${nodeOptions ?? 'unset'}), workflow cache ${cache}${cacheSetting === undefined ? ' (the worker\'s default, from the heap limit)' : ''}`);
     worker = started.child;
     const pid = worker.pid;
     if (pid === undefined) throw new Error('the worker process did not start');
@@ -273,6 +356,15 @@ async function main(): Promise<void> {
 
     // Start N steady claims. Each start is a real StartWorkflowExecution; its first task runs on the worker.
     const beforeStart = read(pid);
+    // the peak on the way (starts and first tasks): what a pod's memory limit must allow
+    let peakRssMiB = beforeStart.rssMiB;
+    const sampler = setInterval(() => {
+      try {
+        peakRssMiB = Math.max(peakRssMiB, read(pid).rssMiB);
+      } catch {
+        // the worker exited: the run reports it below
+      }
+    }, 2_000);
     const t0 = Date.now();
     const limit = pLimit(options.concurrency);
     let done = 0;
@@ -292,16 +384,22 @@ async function main(): Promise<void> {
     const query = `AutoNodeCluster = "${cluster}" AND AutoNodePhase = "Initialized" AND ExecutionStatus = "Running"`;
     // A worker that cannot keep up is a result too: measure what was reached, and say so.
     let steadyCount = 0;
+    let progressAt = Date.now();
     const steadyAfter = await waitFor('every workflow steady (visibility)', options.steadyTimeout * 1000, async () => {
       steadyCount = (await client.workflow.count(query)).count;
+      if (Date.now() - progressAt >= 60_000) {
+        progressAt = Date.now();
+        say(`${steadyCount} steady; worker RSS ${fmt(read(pid).rssMiB)} MiB (peak so far ${fmt(peakRssMiB)})`);
+      }
       return steadyCount >= options.workflows;
     }).catch((err: unknown) => {
       say(`${err instanceof Error ? err.message : String(err)}: ${steadyCount} of ${options.workflows} steady; measuring anyway`);
       return undefined;
     });
+    clearInterval(sampler);
     const afterStart = read(pid);
     const firstTaskCpuMs = (1000 * (afterStart.cpuSeconds - beforeStart.cpuSeconds)) / Math.max(1, steadyCount);
-    say(`${steadyCount} steady ${steadyAfter === undefined ? '(not all!)' : `${fmt(steadyAfter / 1000)}s after the last start`}; worker CPU ${fmt(firstTaskCpuMs, 2)} ms per steady workflow (start to steady), RSS ${fmt(afterStart.rssMiB)} MiB`);
+    say(`${steadyCount} steady ${steadyAfter === undefined ? '(not all!)' : `${fmt(steadyAfter / 1000)}s after the last start`}; worker CPU ${fmt(firstTaskCpuMs, 2)} ms per steady workflow (start to steady), RSS ${fmt(afterStart.rssMiB)} MiB (peak on the way ${fmt(peakRssMiB)})`);
 
     await delay(30_000);
     say(`measuring the worker at rest for ${options.rest}s`);
@@ -313,13 +411,15 @@ async function main(): Promise<void> {
       server,
       workflows: options.workflows,
       steadyResync: options.resync,
-      maxCachedWorkflows: options.cache ?? 'SDK default',
-      workflowBundle: options.prebuiltBundle ? 'pre-built' : 'bundled by the worker at start',
-      workerHeapMb: options.workerHeapMb ?? 'Node default',
+      worker: options.worker === 'shipped' ? 'as shipped (npm run build, k8s/worker/worker.yaml env)' : 'from source (tsx)',
+      maxCachedWorkflows: cacheSetting === undefined ? `${cache} (the worker's default from its heap limit)` : cache,
+      workflowBundle: options.worker === 'shipped' ? 'pre-built by the build (dist/workflow-bundle.js)' : options.prebuiltBundle ? 'pre-built' : 'bundled by the worker at start',
+      workerHeapMb: `${fmt(workerHeapLimit, 0)} (V8's limit; NODE_OPTIONS ${nodeOptions ?? 'unset'})`,
       startsPerSecond: Number(fmt(options.workflows / startSeconds)),
       steadyBeforeRest: steadyCount,
       secondsFromLastStartToAllSteady: steadyAfter === undefined ? null : Number(fmt(steadyAfter / 1000)),
       rssMiBWhenSteady: Number(fmt(afterStart.rssMiB)),
+      peakRssMiBOnTheWay: Number(fmt(Math.max(peakRssMiB, afterStart.rssMiB))),
       workerCpuMsPerWorkflowToSteady: Number(fmt(firstTaskCpuMs, 2)),
       emptyWorker: { rssMiB: Number(fmt(empty.rssMiB.mean)), cpuPercentOfCore: Number(fmt(empty.cpuPercentOfCore, 2)) },
       atRest: {
@@ -335,7 +435,7 @@ async function main(): Promise<void> {
       [
         '',
         `idle scale (${server} Temporal): ${options.workflows} steady NodeClaim workflows on one worker process (cache ${result.maxCachedWorkflows}, heap ${result.workerHeapMb}, bundle ${result.workflowBundle})`,
-        `  started at ${result.startsPerSecond}/s; worker CPU to steady: ${result.workerCpuMsPerWorkflowToSteady} ms per workflow`,
+        `  started at ${result.startsPerSecond}/s; all steady ${result.secondsFromLastStartToAllSteady ?? 'NOT'} s after the last start; worker CPU to steady: ${result.workerCpuMsPerWorkflowToSteady} ms per workflow; RSS peak on the way ${result.peakRssMiBOnTheWay} MiB`,
         `  empty worker:  RSS ${result.emptyWorker.rssMiB} MiB, CPU ${result.emptyWorker.cpuPercentOfCore}% of a core`,
         `  at rest (${result.atRest.seconds}s): RSS ${result.atRest.rssMiB.mean} MiB (max ${result.atRest.rssMiB.max}), CPU ${result.atRest.cpuPercentOfCore}% of a core`,
         `  goal: RSS < 1024 MiB, CPU < 5% of a core; still steady after the window: ${stillSteady}/${options.workflows}`,

@@ -14,7 +14,8 @@
 // Meanwhile, from one seed and logged: a worker process SIGKILLed every K s and started
 // again (a supervisor restarts any worker that exits, as a Deployment would); EC2 calls
 // throttled (20 %) and failed with 500 (2 %) by the fault proxy; each guest API server
-// restarted once; the Temporal server restarted once.
+// restarted once; the Temporal frontend restarted once (the production server runs each
+// service as its own process; the dev server has one process, which is restarted whole).
 //
 //   npm run scale                                                 3 workers, 3 clusters × 2,000 pods, dev server
 //   npm run scale -- --clusters 1 --pods-per-cluster 100 --workers 2
@@ -38,6 +39,7 @@ import { instanceUserData, SimulatedKubeletFleet } from '../../dev/simkubelet';
 import { startExtraGuest, type ExtraGuest } from '../../dev/stack/extra-guest';
 import { startStack, type LocalStack } from '../../dev/stack/launcher';
 import { freePortsFor } from '../../dev/stack/ports';
+import { temporalProcessName } from '../../dev/stack/temporal-production';
 import { disableCluster, enableCluster } from '../../starter/commands/cluster';
 import { connectClient } from '../../workers/temporal-connection';
 import { startEc2FaultProxy, type Ec2FaultProxy } from '../support/ec2-fault-proxy';
@@ -98,7 +100,7 @@ function parseOptions(argv: readonly string[]): Options {
     .option('--throttle <p>', 'share of EC2 calls answered RequestLimitExceeded', rate, 0.2)
     .option('--server-error <p>', 'share of EC2 calls answered 500 InternalError', rate, 0.02)
     .option('--no-restart-guests', 'do not restart the guest API servers')
-    .option('--no-restart-temporal', 'do not restart the Temporal server')
+    .option('--no-restart-temporal', 'do not restart the Temporal frontend (the whole dev server)')
     .option('--up-timeout <s>', 'phase 1 (all Running) gives up after', int, 900)
     .option('--down-timeout <s>', 'phase 2 (consolidated) gives up after', int, 600)
     .option('--delete-timeout <s>', 'phase 3 (nothing left) gives up after', int, 480)
@@ -490,13 +492,21 @@ async function main(): Promise<void> {
     every('pdb', 3_000, async () => {
       for (const c of clusters) pdb.push(...(await pdbSamples(c, guarded)));
     });
-    // the server's billable-action counter, per server incarnation (a restart starts it from 0)
-    const serverActionReadings = new Map<number, number>();
+    // the server's billable-action counter, summed over its services' endpoints, per incarnation
+    // of each (a restarted process starts it from 0)
+    const serverActionReadings = new Map<string, number>();
     let temporalIncarnation = 0;
+    const restartedUrl = info.temporal.server === 'production' ? info.temporal.metricsUrl : undefined;
     every('server metrics', 5_000, async () => {
-      if (!info.temporal.metricsUrl) return;
-      const text = await (await fetch(info.temporal.metricsUrl, { signal: AbortSignal.timeout(3_000) })).text();
-      serverActionReadings.set(temporalIncarnation, sumCounter(text, 'action'));
+      const urls = info.temporal.metricsUrls ?? (info.temporal.metricsUrl ? [info.temporal.metricsUrl] : []);
+      await Promise.all(
+        urls.map(async (url) => {
+          const text = await (await fetch(url, { signal: AbortSignal.timeout(3_000) })).text();
+          // only the restarted process's counter starts again; the dev server restarts whole
+          const incarnation = restartedUrl === undefined || url === restartedUrl ? temporalIncarnation : 0;
+          serverActionReadings.set(`${url}#${incarnation}`, sumCounter(text, 'action'));
+        }),
+      );
     });
     // stuck is judged at every round, among the workflows running in that round
     const stuckSeen = new Map<string, StuckWorkflow & { at: number; phase: string }>();
@@ -550,8 +560,13 @@ async function main(): Promise<void> {
     }
     if (o.restartTemporal) {
       offset += 40_000 + Math.floor(rng() * 30_000);
-      const name = info.temporal.server === 'production' ? 'temporal-server' : 'temporal';
-      restarts.push({ at: scenarioStart + offset, what: `Temporal server (${name}: frontend, history, matching and worker services in one process)`, run: () => (stack as LocalStack).restart(name) });
+      // the production server's frontend alone (history, matching and worker keep running);
+      // the dev server runs every service in one process, so it restarts whole
+      const restart =
+        info.temporal.server === 'production'
+          ? { name: temporalProcessName('frontend'), what: 'Temporal frontend (temporal-frontend; history, matching and worker stay up)' }
+          : { name: 'temporal', what: 'Temporal dev server (every service in one process)' };
+      restarts.push({ at: scenarioStart + offset, what: restart.what, run: () => (stack as LocalStack).restart(restart.name) });
     }
     every('restarts', 1_000, async () => {
       const due = restarts.filter((r) => r.at <= Date.now());
@@ -686,7 +701,7 @@ async function main(): Promise<void> {
       runs++;
     }
     const actions = [...serverActionReadings.values()].reduce((a, b) => a + b, 0);
-    const serverActions = serverActionReadings.size > 0 ? { actions, note: `the server's \`action\` counter, last reading of each of its ${serverActionReadings.size} incarnation(s) (it restarts from 0 with the server)` } : undefined;
+    const serverActions = serverActionReadings.size > 0 ? { actions, note: `the server's \`action\` counter, last reading of each of its ${serverActionReadings.size} service process incarnation(s) (it restarts from 0 with the process)` } : undefined;
     const rssByWorker = Object.fromEntries([...rss.entries()].map(([i, v]) => [`worker-${i}`, summarizeRss(v)]));
     const allRss = [...rss.values()].flat();
     report.phases = phases;

@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveProductionTemporal, stackVersions } from '../../../dev/stack/binaries';
 import { unprivileged } from '../../../dev/stack/postgres';
-import { dynamicConfigYaml, serverConfig, type ServicePorts } from '../../../dev/stack/temporal-production';
+import { TEMPORAL_SERVICES, dynamicConfigYaml, serverConfig, temporalProcessName, type ServicePorts } from '../../../dev/stack/temporal-production';
 
 const ports: ServicePorts = {
   postgres: 15432, frontend: 17233, frontendMembership: 16933, frontendHttp: 17243, history: 17234, historyMembership: 16934,
-  matching: 17235, matchingMembership: 16935, worker: 17239, workerMembership: 16939, metrics: 18000,
+  matching: 17235, matchingMembership: 16935, worker: 17239, workerMembership: 16939,
+  historyMetrics: 18001, matchingMetrics: 18002, frontendMetrics: 18003, workerMetrics: 18004,
 };
 
 describe('production Temporal (AUTONODE_TEMPORAL=production)', () => {
@@ -35,7 +36,7 @@ describe('production Temporal (AUTONODE_TEMPORAL=production)', () => {
   });
 
   it('runs the four services on their own loopback ports against PostgreSQL, with the shard count asked for', () => {
-    const config = serverConfig({ ports, historyShards: 16, dynamicConfigFile: '/stack/temporal/dynamicconfig.yaml' });
+    const config = serverConfig({ ports, historyShards: 16, dynamicConfigFile: '/stack/temporal/dynamicconfig.yaml', metricsPort: ports.frontendMetrics });
     expect(Object.keys(config.services).sort()).toEqual(['frontend', 'history', 'matching', 'worker']);
     const bound = Object.values(config.services).flatMap((s) => [s.rpc.grpcPort, s.rpc.membershipPort]);
     expect(new Set(bound).size).toBe(8);
@@ -47,6 +48,15 @@ describe('production Temporal (AUTONODE_TEMPORAL=production)', () => {
     ]);
     expect(config.clusterMetadata.clusterInformation.active.rpcAddress).toBe('127.0.0.1:17233');
     expect(config.dynamicConfigClient.filepath).toBe('/stack/temporal/dynamicconfig.yaml');
+  });
+
+  it('starts each service as its own process, history and matching before the frontend, each config differing only in its metrics port', () => {
+    expect(TEMPORAL_SERVICES).toEqual(['history', 'matching', 'frontend', 'worker']);
+    expect(TEMPORAL_SERVICES.map(temporalProcessName)).toEqual(['temporal-history', 'temporal-matching', 'temporal-frontend', 'temporal-worker']);
+    const configs = TEMPORAL_SERVICES.map((service) => serverConfig({ ports, historyShards: 4, dynamicConfigFile: '/d.yaml', metricsPort: ports[`${service}Metrics`] }));
+    expect(configs.map((c) => c.global.metrics.prometheus.listenAddress)).toEqual(['127.0.0.1:18001', '127.0.0.1:18002', '127.0.0.1:18003', '127.0.0.1:18004']);
+    const withoutMetrics = configs.map((c) => JSON.stringify({ ...c, global: { ...c.global, metrics: undefined } }));
+    expect(new Set(withoutMetrics).size).toBe(1);
   });
 
   it('writes dynamic config as the server reads it, the caller\'s values over the defaults autonode relies on', () => {

@@ -17,10 +17,17 @@ describe('observability settings', () => {
     expect(() => parseWorkerConfig({ AUTONODE_LOG_LEVEL: 'verbose' })).toThrow(/AUTONODE_LOG_LEVEL/);
   });
 
-  it('leave the workflow cache to the SDK unless AUTONODE_MAX_CACHED_WORKFLOWS sizes it', () => {
+  it('leave the workflow cache to the memory budget (workers/sizing.ts) unless AUTONODE_MAX_CACHED_WORKFLOWS sizes it', () => {
     expect(parseWorkerConfig({}).AUTONODE_MAX_CACHED_WORKFLOWS).toBeUndefined();
     expect(parseWorkerConfig({ AUTONODE_MAX_CACHED_WORKFLOWS: '10000' }).AUTONODE_MAX_CACHED_WORKFLOWS).toBe(10_000);
     expect(() => parseWorkerConfig({ AUTONODE_MAX_CACHED_WORKFLOWS: '-1' })).toThrow(/AUTONODE_MAX_CACHED_WORKFLOWS/);
+  });
+
+  it('leave the steady resync to the workflow unless AUTONODE_STEADY_RESYNC names a duration of at least 1s', () => {
+    expect(parseWorkerConfig({}).AUTONODE_STEADY_RESYNC).toBeUndefined();
+    expect(parseWorkerConfig({ AUTONODE_STEADY_RESYNC: '30m' }).AUTONODE_STEADY_RESYNC).toBe('30m');
+    expect(parseWorkerConfig({ AUTONODE_STEADY_RESYNC: '1h30m' }).AUTONODE_STEADY_RESYNC).toBe('1h30m');
+    for (const bad of ['30 minutes', 'Never', '500ms', '']) expect(() => parseWorkerConfig({ AUTONODE_STEADY_RESYNC: bad })).toThrow(/AUTONODE_STEADY_RESYNC/);
   });
 
   it('bind the SDK\'s Prometheus exporter with Prometheus-style names, or leave it off at port 0', () => {
