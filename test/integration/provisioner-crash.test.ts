@@ -18,7 +18,7 @@ import { eventually, startLifecycleHarness, type LifecycleHarness } from '../sup
 import { loadStackInfo } from '../support/stack';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 
-jest.setTimeout(400_000);
+jest.setTimeout(700_000);
 
 const REPO = join(__dirname, '..', '..');
 
@@ -162,7 +162,10 @@ describe('provisioner: a packing worker killed mid-batch (real process, real sta
     const launched = await eventually('an instance for every claim', async () => {
       const counts = await instancesPerClaim(planned);
       return [...counts.values()].every((n) => n >= 1) ? counts : undefined;
-    }, 120_000).catch(async (err: unknown) => {
+      // 40 launches at once swamp moto on a loaded machine: a node-class resolution whose EC2
+      // calls time out holds its claim until the activity's 2-minute start-to-close retries it.
+      // What is judged is one instance per claim, not how fast.
+    }, 300_000).catch(async (err: unknown) => {
       // say why: each claim without an instance, its conditions and its workflow's state
       const counts = await instancesPerClaim(planned);
       for (const name of planned.filter((n) => counts.get(n) === 0)) {

@@ -94,13 +94,15 @@ describe('instance types from moto', () => {
 
       expect(h.proxy.injected).toContainEqual({ kind: 'unauthorized', action: 'DescribeInstanceTypeOfferings' });
       expect(m5LargeOf(during)).toEqual(m5LargeOf(before));
-      expect(warnings).toEqual([expect.stringContaining('refreshing DescribeInstanceTypeOfferings in us-east-1 failed')]);
+      // a call that timed out and was retried (moto under load) says so too; that is not what is judged here
+      const refreshWarnings = () => warnings.filter((w) => !/ failed \([^)]+\); retrying$/.test(w));
+      expect(refreshWarnings()).toEqual([expect.stringContaining('refreshing DescribeInstanceTypeOfferings in us-east-1 failed')]);
 
       now += 1_000;
       const offeringReads = h.proxy.count('DescribeInstanceTypeOfferings');
       await provider.list({ amiFamily: 'AL2023' });
       expect(h.proxy.count('DescribeInstanceTypeOfferings')).toBe(offeringReads + 1);
-      expect(warnings).toHaveLength(1);
+      expect(refreshWarnings()).toHaveLength(1);
     } finally {
       ec2.destroy();
     }
