@@ -52,9 +52,13 @@ describe('interruption: EventBridge messages from an SQS queue (real stack, moto
     await deploy('guarded', 1);
     const placed = await eventually('six initialized spot nodes, each running its pod', async () => {
       const claims = (await lh.claims.list()).filter((c) => c.metadata.labels?.['karpenter.sh/nodepool'] === pool);
-      if (claims.length !== 6 || !claims.every((c) => c.status?.conditions?.some((x) => x.type === 'Initialized' && x.status === 'True'))) return undefined;
+      const initialized = claims.filter((c) => c.status?.conditions?.some((x) => x.type === 'Initialized' && x.status === 'True'));
       const pods = (await lh.guest.core.listNamespacedPod({ namespace })).items;
-      if (pods.length !== 6 || !pods.every((p) => p.status?.phase === 'Running')) return undefined;
+      const running = pods.filter((p) => p.status?.phase === 'Running');
+      // thrown, not returned: a timeout then says where it stood
+      if (claims.length !== 6 || initialized.length !== 6 || pods.length !== 6 || running.length !== 6) {
+        throw new Error(`${claims.length} claims (${initialized.length} initialized), ${pods.length} pods (${running.length} Running)`);
+      }
       return pods.map((p) => {
         const claim = claims.find((c) => c.status?.nodeName === p.spec?.nodeName)!;
         const providerId = claim.status!.providerID!;
