@@ -39,7 +39,7 @@ import { freePortsFor } from '../../dev/stack/ports';
 import type { ManagedProcess } from '../../dev/stack/process';
 import { startTemporal } from '../../dev/stack/temporal';
 import { projectRoot } from '../../dev/paths';
-import { parseAllDocuments } from 'yaml';
+import { shippedWorkerEnvOfCheckout } from '../support/shipped-worker';
 import { workflowCacheSize } from '../../workers/sizing';
 
 const say = (line: string) => process.stderr.write(`[scale] ${new Date().toISOString().slice(11, 19)} ${line}\n`);
@@ -136,21 +136,6 @@ async function measure(pid: number, seconds: number): Promise<Window> {
     cpuPercentOfCore: (100 * (last.cpuSeconds - first.cpuSeconds)) / ((last.at - first.at) / 1000),
     rssMiB: { min: Math.min(...rss), mean: rss.reduce((a, b) => a + b, 0) / rss.length, max: Math.max(...rss) },
   };
-}
-
-/**
- * The worker container's literal env in k8s/worker/worker.yaml's Deployment (NODE_OPTIONS, the
- * AUTONODE_* settings it ships with): what "the worker as shipped" runs with.
- */
-export function shippedWorkerEnv(manifest: string): Record<string, string> {
-  for (const doc of parseAllDocuments(manifest)) {
-    const o = doc.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: Array<{ name: string; env?: Array<{ name: string; value?: string }> }> } } } } | null;
-    if (o?.kind !== 'Deployment') continue;
-    const container = o.spec?.template?.spec?.containers?.find((c) => c.name === 'worker');
-    if (!container) throw new Error('k8s/worker/worker.yaml: the Deployment has no container named worker');
-    return Object.fromEntries((container.env ?? []).flatMap((e) => (e.value !== undefined ? [[e.name, e.value]] : [])));
-  }
-  throw new Error('k8s/worker/worker.yaml has no Deployment');
 }
 
 /** The shipped code built as `npm run build` builds it (tsc, then the workflow bundles beside it), into `outDir`. */
@@ -294,7 +279,7 @@ async function main(): Promise<void> {
   const server = external ? 'external' : options.server;
   try {
     // the worker as shipped: built like `npm run build`, the Deployment's env
-    const shippedEnv = options.worker === 'shipped' ? shippedWorkerEnv(readFileSync(join(projectRoot(), 'k8s', 'worker', 'worker.yaml'), 'utf8')) : {};
+    const shippedEnv = options.worker === 'shipped' ? shippedWorkerEnvOfCheckout() : {};
     if (options.worker === 'shipped') {
       const t0 = Date.now();
       say(`building the shipped code into ${buildDir} (tsc -p tsconfig.build.json, then workers/bundle.js)`);

@@ -46,6 +46,8 @@ import { startEc2FaultProxy, type Ec2FaultProxy } from '../support/ec2-fault-pro
 import { roleEc2ClientFactory } from '../support/enablement';
 import { mulberry32 } from '../support/random';
 import { hasExited, spawnWorkerProcess } from '../support/worker-process';
+import { shippedWorkerEnvOfCheckout, shippedWorkerTuning } from '../support/shipped-worker';
+import { clockTicksPerSecond, CpuLedger, readProcesses, type PhaseCpu } from './process-cpu';
 import {
   addHistograms, duplicateInstances, histogramQuantile, leakedInstances, parseHistogram, pdbViolations, scaleBounds, pendingPods, pendingToRunningSeconds, percentile, perMinute, rssMiBFromStatus,
   stuckWorkflows, sumCounter, summarizeRss, type DuplicateInstances, type Histogram, type ObservedInstance, type ObservedPod, type PdbSample, type StuckWorkflow, type WorkflowSample,
@@ -75,6 +77,7 @@ interface Options {
   settle: number;
   cache: number | undefined;
   workerHeapMb: number | undefined;
+  workerSettings: 'shipped' | 'defaults';
 }
 
 function parseOptions(argv: readonly string[]): Options {
@@ -107,10 +110,12 @@ function parseOptions(argv: readonly string[]): Options {
     .option('--settle <s>', 'consolidated = the node count unchanged this long, nothing deleting', int, 90)
     .option('--cache <n>', 'AUTONODE_MAX_CACHED_WORKFLOWS of each worker', int)
     .option('--worker-heap-mb <n>', "each worker's --max-old-space-size", int)
+    .option('--worker-settings <kind>', "shipped: k8s/worker/worker.yaml's heap, cache and resync (overridden by --cache / --worker-heap-mb); defaults: Node's and autonode's defaults", 'shipped')
     .exitOverride()
     .parse([...argv], { from: 'node' })
     .opts<Omit<Options, 'killEvery' | 'server'> & { killEvery: number; kill: boolean; server: string }>();
   if (o.server !== 'dev' && o.server !== 'production') throw new Error(`--server: dev or production, got ${o.server}`);
+  if (o.workerSettings !== 'shipped' && o.workerSettings !== 'defaults') throw new Error(`--worker-settings: shipped or defaults, got ${String(o.workerSettings)}`);
   if (o.workers < 1 || o.clusters < 1) throw new Error('--workers and --clusters must be at least 1');
   return { ...o, server: o.server, killEvery: o.kill ? o.killEvery : 0, report: resolve(o.report) };
 }
@@ -385,14 +390,19 @@ async function main(): Promise<void> {
     writeFileSync(bundlePath, code);
 
     const ports = await freePortsFor(Array.from({ length: o.workers }, (_, i) => `w${i}`));
+    // the worker as an operator runs it: the manifest's heap, cache and resync, unless overridden
+    const shipped = o.workerSettings === 'shipped' ? shippedWorkerTuning(shippedWorkerEnvOfCheckout()) : { heapMb: undefined, env: {} };
+    const heapMb = o.workerHeapMb ?? shipped.heapMb;
+    say(`workers: ${o.workerSettings === 'shipped' ? 'as shipped' : 'defaults'}; heap ${heapMb ?? "Node's default"} MiB; ${Object.entries(shipped.env).map(([k, v]) => `${k}=${v}`).join(' ') || 'no manifest settings'}`);
     const startWorker = (slot: WorkerSlot) => {
       slot.incarnation++;
       slot.startedAt = Date.now();
       slot.child = spawnWorkerProcess({
         temporal: info.temporal,
         logFile: join(info.dir, 'logs', `worker-${slot.index}.log`),
-        ...(o.workerHeapMb !== undefined ? { heapMb: o.workerHeapMb } : {}),
+        ...(heapMb !== undefined ? { heapMb } : {}),
         env: {
+          ...shipped.env,
           AUTONODE_MANAGEMENT_KUBECONFIG: info.management.kubeconfigPath,
           // EC2 through the fault proxy; STS and SSM straight to moto (the faults are EC2's)
           AWS_ENDPOINT_URL_EC2: (proxy as Ec2FaultProxy).endpoint,
@@ -471,6 +481,9 @@ async function main(): Promise<void> {
         }
       }
     });
+    // CPU by component of this run's process tree (the stack, the workers, this process)
+    const cpu = new CpuLedger(process.pid, clockTicksPerSecond());
+    every('cpu', 2_000, async () => cpu.sample(readProcesses()));
     every('sdk metrics', 5_000, async () => {
       for (const s of slots) {
         if (!s.child || hasExited(s.child)) continue;
@@ -596,6 +609,8 @@ async function main(): Promise<void> {
 
     phase = 'up';
     const upStart = Date.now();
+    cpu.sample(readProcesses());
+    cpu.mark('up');
     for (const c of clusters) await applyWorkload(c.guest, o.podsPerCluster);
     say(`phase up: ${o.podsPerCluster} pods per cluster (${JSON.stringify(replicasOf(o.podsPerCluster))}) applied`);
     let lastLine = '';
@@ -624,6 +639,8 @@ async function main(): Promise<void> {
 
     // ---- phase 2: down --------------------------------------------------------------
     phase = 'down';
+    cpu.sample(readProcesses());
+    cpu.mark('down');
     const nodesBefore = (await Promise.all(clusters.map(listNodes))).reduce((a, b) => a + b, 0);
     for (const c of clusters) await scaleWorkload(c.guest, Math.floor(o.podsPerCluster / 2));
     say(`phase down: every Deployment at 50 % (${nodesBefore} nodes before)`);
@@ -652,6 +669,8 @@ async function main(): Promise<void> {
 
     // ---- phase 3: delete ------------------------------------------------------------
     phase = 'delete';
+    cpu.sample(readProcesses());
+    cpu.mark('delete');
     for (const c of clusters) await deleteWorkload(c.guest);
     say('phase delete: workloads deleted; disabling AutoNode on every cluster');
     const disableStart = Date.now();
@@ -672,6 +691,8 @@ async function main(): Promise<void> {
 
     // ---- verdicts -------------------------------------------------------------------
     phase = 'checks';
+    cpu.sample(readProcesses());
+    cpu.mark('end');
     proxy.random(undefined);
     const finalInstances = await allInstances(clusters[0]?.ec2 as EC2Client);
     for (const d of duplicateInstances(finalInstances)) duplicatesSeen.set(d.nodeClaim, d);
@@ -734,6 +755,7 @@ async function main(): Promise<void> {
         sdkIncarnationsScraped: lastOfEach.size,
       },
       workerRssMiB: { all: summarizeRss(allRss), byWorker: rssByWorker },
+      cpuByComponent: { note: 'CPU seconds of this run\'s process tree by component (utime + stime from /proc, sampled every 2 s)', phases: cpu.phases(), overall: cpu.overall() },
       loadavgAtEnd: (await import('node:os')).loadavg(),
     };
     const checks = report.checks as Record<string, unknown>;
@@ -750,11 +772,29 @@ async function main(): Promise<void> {
     mkdirSync(dirname(o.report), { recursive: true });
     writeFileSync(o.report, JSON.stringify(report, null, 2));
     printTable(o, report, verdicts);
+    printCpu(cpu.phases(), cpu.overall());
     say(`report: ${o.report}`);
   } finally {
     await stopAll();
   }
   await Promise.resolve();
+}
+
+/** Where the cores went: per phase, the components by CPU seconds (with cores = CPU s / wall s). */
+function printCpu(phases: PhaseCpu[], overall: PhaseCpu | undefined): void {
+  if (overall === undefined) return;
+  const all = [...phases, overall];
+  const components = overall.components.map((c) => c.component);
+  const cell = (p: PhaseCpu, component: string) => {
+    const c = p.components.find((x) => x.component === component);
+    return c === undefined ? '—' : `${c.cpuSeconds.toFixed(0)} s (${c.cores.toFixed(2)})`;
+  };
+  const header = ['CPU s (cores) by component', ...all.map((p) => `${p.phase} ${p.seconds.toFixed(0)} s`), 'share'];
+  const rows = components.map((component) => [component, ...all.map((p) => cell(p, component)), `${(100 * (overall.components.find((c) => c.component === component)?.share ?? 0)).toFixed(0)} %`]);
+  rows.push(['all', ...all.map((p) => `${p.components.reduce((a, c) => a + c.cpuSeconds, 0).toFixed(0)} s (${p.cores.toFixed(2)})`), '100 %']);
+  const widths = header.map((_, i) => Math.max(...[header, ...rows].map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]) => `  ${r.map((v, i) => (i === 0 ? v.padEnd(widths[i] ?? 0) : v.padStart(widths[i] ?? 0))).join('  ')}`;
+  process.stdout.write(`${[line(header), ...rows.map(line)].join('\n')}\n\n`);
 }
 
 /** A histogram quantile as a number, or "> <top bucket>" when it lies above the exporter's largest finite bucket. */
