@@ -36,20 +36,23 @@ export function parseProcStat(text: string): ProcStat | undefined {
   return Object.values(stat).every(Number.isFinite) ? stat : undefined;
 }
 
-/** A component of the local stack, named from a process's command line. */
+/**
+ * A component of the local stack, named from a process's command line: by the executable's
+ * own name, since the stack's paths mix names (the Temporal CLI lives in a venv directory
+ * called python-temporal…-moto…); an interpreter by what it runs.
+ */
 export function componentOf(cmdline: string): string {
-  const rules: [RegExp, string][] = [
-    [/kube-apiserver/, 'kube-apiserver'],
-    [/kube-controller-manager/, 'kube-controller-manager'],
-    [/kube-scheduler/, 'kube-scheduler'],
-    [/\bkwok\b/, 'kwok'],
-    [/\/etcd(\s|$)/, 'etcd'],
-    [/moto/, 'moto (EC2, SQS)'],
-    [/postgres/, 'postgres'],
-    [/temporal/, 'temporal server'],
-    [/workers\/main\.(ts|js)/, 'autonode workers'],
-  ];
-  return rules.find(([re]) => re.test(cmdline))?.[1] ?? 'other';
+  const [argv0 = '', ...args] = cmdline.split(' ');
+  const exe = argv0.slice(argv0.lastIndexOf('/') + 1);
+  const binaries: Record<string, string> = { 'kube-apiserver': 'kube-apiserver', 'kube-controller-manager': 'kube-controller-manager', 'kube-scheduler': 'kube-scheduler', etcd: 'etcd', kwok: 'kwok' };
+  if (binaries[exe] !== undefined) return binaries[exe];
+  if (exe.startsWith('temporal')) return 'temporal server';
+  // the postmaster is `postgres -D …`; its backends retitle themselves `postgres: …`
+  if (exe.startsWith('postgres')) return 'postgres';
+  const rest = args.join(' ');
+  if (exe.startsWith('python') && /moto/.test(rest)) return 'moto (EC2, SQS)';
+  if (exe === 'node' && /workers\/main\.(ts|js)/.test(rest)) return 'autonode workers';
+  return 'other';
 }
 
 /** One process seen by a sample. */

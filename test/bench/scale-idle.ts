@@ -39,7 +39,7 @@ import { freePortsFor } from '../../dev/stack/ports';
 import type { ManagedProcess } from '../../dev/stack/process';
 import { startTemporal } from '../../dev/stack/temporal';
 import { projectRoot } from '../../dev/paths';
-import { shippedWorkerEnvOfCheckout } from '../support/shipped-worker';
+import { buildShippedWorker, shippedWorkerEnvOfCheckout } from '../support/shipped-worker';
 import { workflowCacheSize } from '../../workers/sizing';
 
 const say = (line: string) => process.stderr.write(`[scale] ${new Date().toISOString().slice(11, 19)} ${line}\n`);
@@ -136,13 +136,6 @@ async function measure(pid: number, seconds: number): Promise<Window> {
     cpuPercentOfCore: (100 * (last.cpuSeconds - first.cpuSeconds)) / ((last.at - first.at) / 1000),
     rssMiB: { min: Math.min(...rss), mean: rss.reduce((a, b) => a + b, 0) / rss.length, max: Math.max(...rss) },
   };
-}
-
-/** The shipped code built as `npm run build` builds it (tsc, then the workflow bundles beside it), into `outDir`. */
-function buildShipped(outDir: string): void {
-  const root = projectRoot();
-  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', outDir], { cwd: root, stdio: 'inherit' });
-  execFileSync(process.execPath, [join(outDir, 'workers', 'bundle.js')], { cwd: root, stdio: 'inherit' });
 }
 
 /** The V8 heap limit (MiB) a process started with these NODE_OPTIONS gets. */
@@ -283,7 +276,7 @@ async function main(): Promise<void> {
     if (options.worker === 'shipped') {
       const t0 = Date.now();
       say(`building the shipped code into ${buildDir} (tsc -p tsconfig.build.json, then workers/bundle.js)`);
-      buildShipped(buildDir);
+      buildShippedWorker(buildDir);
       say(`built in ${fmt((Date.now() - t0) / 1000)}s; the Deployment's env: ${Object.entries(shippedEnv).map(([k, v]) => `${k}=${v}`).join(' ')}`);
     }
     const nodeOptions = options.workerHeapMb !== undefined ? `--max-old-space-size=${options.workerHeapMb}` : options.worker === 'shipped' ? shippedEnv.NODE_OPTIONS : process.env.NODE_OPTIONS;

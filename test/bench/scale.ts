@@ -4,8 +4,10 @@
 // The whole local stack (dev/stack), M hosted clusters each with its own guest API server
 // (the stack's guest and M-1 extra ones: own etcd, kube-apiserver, controller-manager,
 // scheduler, kwok), moto behind the EC2 fault proxy, simulated kubelets per cluster, and N
-// real worker processes (workers/main.ts). Each cluster is enabled through the starter, as
-// an operator would. Then, bounded by phase timeouts so it always stops by itself:
+// real worker processes (the compiled workers/main.js with the shipped Deployment's heap,
+// cache and resync; --worker-settings defaults runs the source through tsx instead). Each
+// cluster is enabled through the starter, as an operator would. Then, bounded by phase
+// timeouts so it always stops by itself:
 //
 //   1. up:      P pending pods of mixed shapes per cluster (four Deployments, each with a PDB) → all Running
 //   2. down:    every Deployment scaled to 50 % → consolidated (node count settles, nothing deleting)
@@ -16,6 +18,7 @@
 // throttled (20 %) and failed with 500 (2 %) by the fault proxy; each guest API server
 // restarted once; the Temporal frontend restarted once (the production server runs each
 // service as its own process; the dev server has one process, which is restarted whole).
+// Besides the verdicts it prints where the CPU went: seconds per stack component per phase.
 //
 //   npm run scale                                                 3 workers, 3 clusters × 2,000 pods, dev server
 //   npm run scale -- --clusters 1 --pods-per-cluster 100 --workers 2
@@ -27,7 +30,7 @@ import { type Client } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { Command } from 'commander';
 import { type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import pLimit from 'p-limit';
 import { createEc2CloudProvider } from '../../activities/cloud';
@@ -46,7 +49,7 @@ import { startEc2FaultProxy, type Ec2FaultProxy } from '../support/ec2-fault-pro
 import { roleEc2ClientFactory } from '../support/enablement';
 import { mulberry32 } from '../support/random';
 import { hasExited, spawnWorkerProcess } from '../support/worker-process';
-import { shippedWorkerEnvOfCheckout, shippedWorkerTuning } from '../support/shipped-worker';
+import { buildShippedWorker, shippedWorkerEnvOfCheckout, shippedWorkerTuning } from '../support/shipped-worker';
 import { clockTicksPerSecond, CpuLedger, readProcesses, type PhaseCpu } from './process-cpu';
 import {
   addHistograms, duplicateInstances, histogramQuantile, leakedInstances, parseHistogram, pdbViolations, scaleBounds, pendingPods, pendingToRunningSeconds, percentile, perMinute, rssMiBFromStatus,
@@ -110,7 +113,7 @@ function parseOptions(argv: readonly string[]): Options {
     .option('--settle <s>', 'consolidated = the node count unchanged this long, nothing deleting', int, 90)
     .option('--cache <n>', 'AUTONODE_MAX_CACHED_WORKFLOWS of each worker', int)
     .option('--worker-heap-mb <n>', "each worker's --max-old-space-size", int)
-    .option('--worker-settings <kind>', "shipped: k8s/worker/worker.yaml's heap, cache and resync (overridden by --cache / --worker-heap-mb); defaults: Node's and autonode's defaults", 'shipped')
+    .option('--worker-settings <kind>', "shipped: the compiled build (npm run build) with k8s/worker/worker.yaml's heap, cache and resync (overridden by --cache / --worker-heap-mb); defaults: the source through tsx with Node's and autonode's defaults", 'shipped')
     .exitOverride()
     .parse([...argv], { from: 'node' })
     .opts<Omit<Options, 'killEvery' | 'server'> & { killEvery: number; kill: boolean; server: string }>();
@@ -342,12 +345,14 @@ async function main(): Promise<void> {
   const slots: WorkerSlot[] = [];
   let proxy: Ec2FaultProxy | undefined;
   let stopping = false;
+  const buildDir = join(projectRoot(), '.autonode', `scale-build-${process.pid}`);
   const stopAll = async () => {
     stopping = true;
     for (const s of slots) if (s.child && !hasExited(s.child)) s.child.kill('SIGKILL');
     for (const e of extras) await e.stop().catch((err: unknown) => say(`stopping ${e.name}: ${errorText(err)}`));
     await proxy?.close().catch(() => undefined);
     await stack?.stop().catch((err: unknown) => say(`stopping the stack: ${errorText(err)}`));
+    rmSync(buildDir, { recursive: true, force: true });
   };
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
@@ -385,9 +390,20 @@ async function main(): Promise<void> {
     }
     say(`${clusters.length} HostedCluster(s) with their networks`);
 
-    const bundlePath = join(info.dir, 'workflow-bundle.js');
-    const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: say, error: say } });
-    writeFileSync(bundlePath, code);
+    // shipped: the compiled build with its own workflow bundle, as the Deployment runs it (a
+    // restart then costs what it costs in production, not a TypeScript transpile); defaults:
+    // the source through tsx, with one bundle built here for every worker
+    let compiledMain: string | undefined;
+    const workflowBundle: Record<string, string> = {};
+    if (o.workerSettings === 'shipped') {
+      say(`building the shipped code into ${buildDir} (as npm run build does)`);
+      compiledMain = buildShippedWorker(buildDir);
+    } else {
+      const bundlePath = join(info.dir, 'workflow-bundle.js');
+      const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: say, error: say } });
+      writeFileSync(bundlePath, code);
+      workflowBundle.AUTONODE_WORKFLOW_BUNDLE = bundlePath;
+    }
 
     const ports = await freePortsFor(Array.from({ length: o.workers }, (_, i) => `w${i}`));
     // the worker as an operator runs it: the manifest's heap, cache and resync, unless overridden
@@ -401,6 +417,7 @@ async function main(): Promise<void> {
         temporal: info.temporal,
         logFile: join(info.dir, 'logs', `worker-${slot.index}.log`),
         ...(heapMb !== undefined ? { heapMb } : {}),
+        ...(compiledMain !== undefined ? { compiledMain } : {}),
         env: {
           ...shipped.env,
           AUTONODE_MANAGEMENT_KUBECONFIG: info.management.kubeconfigPath,
@@ -416,7 +433,7 @@ async function main(): Promise<void> {
           AUTONODE_TEMPORAL_METRICS_PORT: String(slot.sdkMetricsPort),
           AUTONODE_METRICS_HOST: '127.0.0.1',
           AUTONODE_LOG_LEVEL: 'warn',
-          AUTONODE_WORKFLOW_BUNDLE: bundlePath,
+          ...workflowBundle,
           ...(o.cache !== undefined ? { AUTONODE_MAX_CACHED_WORKFLOWS: String(o.cache) } : {}),
         },
       });

@@ -1,6 +1,7 @@
 // The worker as shipped: the literal environment of the worker container in
 // k8s/worker/worker.yaml's Deployment. The scale runs start their workers with it, so what
 // they measure is what an operator who applies the manifest runs.
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -35,4 +36,15 @@ export function heapMbOf(nodeOptions: string | undefined): number | undefined {
 export function shippedWorkerTuning(env: Record<string, string>): { heapMb: number | undefined; env: Record<string, string> } {
   const keep = ['AUTONODE_MAX_CACHED_WORKFLOWS', 'AUTONODE_STEADY_RESYNC', 'AUTONODE_CLOUD_RPS'];
   return { heapMb: heapMbOf(env.NODE_OPTIONS), env: Object.fromEntries(keep.flatMap((k) => (env[k] !== undefined ? [[k, env[k]]] : []))) };
+}
+
+/**
+ * The shipped code built as `npm run build` builds it (tsc, then the workflow bundles beside
+ * it) into `outDir`; its worker entry point is `<outDir>/workers/main.js`.
+ */
+export function buildShippedWorker(outDir: string): string {
+  const root = projectRoot();
+  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', outDir], { cwd: root, stdio: 'inherit' });
+  execFileSync(process.execPath, [join(outDir, 'workers', 'bundle.js')], { cwd: root, stdio: 'inherit' });
+  return join(outDir, 'workers', 'main.js');
 }

@@ -19,13 +19,16 @@ export interface WorkerProcessOptions {
   onOutput?: (chunk: string) => void;
   /** V8's --max-old-space-size */
   heapMb?: number;
+  /** a compiled workers/main.js (buildShippedWorker) to run with plain node; default: the source through tsx */
+  compiledMain?: string;
 }
 
 export function spawnWorkerProcess(o: WorkerProcessOptions): ChildProcess {
   const heap = o.heapMb !== undefined ? [`--max-old-space-size=${o.heapMb}`] : [];
   const log = o.logFile !== undefined ? openSync(o.logFile, 'a') : undefined;
   try {
-    const child = spawn(process.execPath, [...heap, '-r', 'tsx/cjs', join(root, 'workers', 'main.ts')], {
+    const entry = o.compiledMain !== undefined ? [o.compiledMain] : ['-r', 'tsx/cjs', join(root, 'workers', 'main.ts')];
+    const child = spawn(process.execPath, [...heap, ...entry], {
       cwd: root,
       env: {
         PATH: process.env.PATH ?? '',

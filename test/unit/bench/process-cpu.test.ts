@@ -58,9 +58,13 @@ describe('componentOf', () => {
     ['/c/kubernetes-v1.34.2/bin/kube-scheduler --kubeconfig x', 'kube-scheduler'],
     ['/c/etcd-v3.5.33/etcd --data-dir /tmp/e', 'etcd'],
     ['/c/kwok-v0.7.0/kwok --kubeconfig x', 'kwok'],
-    ['/c/python/bin/python -m moto.server -p 5000', 'moto (EC2, SQS)'],
+    ['/c/python-temporal1.9.1-moto5.2.5/bin/python -c import moto.ec2.models.amis as amis; from moto.server import main', 'moto (EC2, SQS)'],
+    // the stack's real path: the Temporal CLI sits in a venv whose directory names moto
+    ['/c/python-temporal1.9.1-moto5.2.5/bin/temporal server start-dev --ip 127.0.0.1', 'temporal server'],
     ['postgres: autonode temporal 127.0.0.1(5432) idle', 'postgres'],
     ['/c/temporal-server-1.29/temporal-server --service frontend start', 'temporal server'],
+    ['/usr/lib/postgresql/15/bin/postgres -D /c/pg', 'postgres'],
+    ['/usr/bin/node /c/node_modules/.bin/jest --selectProjects unit', 'other'],
     ['/usr/bin/node --max-old-space-size=512 -r tsx/cjs /w/workers/main.ts', 'autonode workers'],
     ['/bin/sh -c true', 'other'],
   ])('%s → %s', (cmdline, component) => {
@@ -74,9 +78,9 @@ describe('CpuLedger', () => {
     // 100 is the run; 200 (apiserver) and 300 (worker) its children; 400 another session's
     const at = (run: number, api: number, worker: number, other: number) => [
       proc(100, 1, run, 'node scale.ts'),
-      proc(200, 100, api, 'kube-apiserver'),
-      proc(300, 100, worker, 'node workers/main.ts'),
-      proc(400, 1, other, 'kube-apiserver'),
+      proc(200, 100, api, '/c/bin/kube-apiserver --etcd-servers=x'),
+      proc(300, 100, worker, '/usr/bin/node -r tsx/cjs /w/workers/main.ts'),
+      proc(400, 1, other, '/c/bin/kube-apiserver'),
     ];
     ledger.sample(at(1000, 5000, 0, 9000)); // before the scenario: not charged
     ledger.mark('up', 0);
@@ -106,18 +110,18 @@ describe('CpuLedger', () => {
 
   it('keeps a killed worker’s CPU and counts its successor (same pid, new start time) on its own', () => {
     const ledger = new CpuLedger(1, 100);
-    ledger.sample([proc(1, 0, 0, 'node scale.ts'), proc(2, 1, 0, 'node workers/main.ts', 50)]);
+    ledger.sample([proc(1, 0, 0, 'node scale.ts'), proc(2, 1, 0, 'node /w/workers/main.ts', 50)]);
     ledger.mark('up', 0);
-    ledger.sample([proc(1, 0, 0, 'node scale.ts'), proc(2, 1, 300, 'node workers/main.ts', 50)]);
+    ledger.sample([proc(1, 0, 0, 'node scale.ts'), proc(2, 1, 300, 'node /w/workers/main.ts', 50)]);
     // killed; the pid comes back for the restarted worker
-    ledger.sample([proc(1, 0, 0, 'node scale.ts'), proc(2, 1, 100, 'node workers/main.ts', 900)]);
+    ledger.sample([proc(1, 0, 0, 'node scale.ts'), proc(2, 1, 100, 'node /w/workers/main.ts', 900)]);
     ledger.mark('end', 1_000);
     expect(ledger.phases()[0]?.components).toEqual([{ component: 'autonode workers', cpuSeconds: 4, cores: 4, share: 1 }]);
   });
 
   it('counts grandchildren (a postgres backend under its postmaster)', () => {
     const ledger = new CpuLedger(1, 100);
-    const tree = (backend: number) => [proc(1, 0, 0, 'node scale.ts'), proc(2, 1, 0, '/c/postgres -D x'), proc(3, 2, backend, 'postgres: temporal idle')];
+    const tree = (backend: number) => [proc(1, 0, 0, 'node scale.ts'), proc(2, 1, 0, '/usr/lib/postgresql/15/bin/postgres -D x'), proc(3, 2, backend, 'postgres: temporal idle')];
     ledger.sample(tree(0));
     ledger.mark('up', 0);
     ledger.sample(tree(250));
