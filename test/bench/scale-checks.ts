@@ -81,6 +81,63 @@ export function percentile(values: readonly number[], p: number): number | undef
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
+/** A NodeClaim's creation and its lifecycle conditions' transition times (epoch ms; absent: not reached). */
+export interface ClaimTimeline {
+  createdAt: number;
+  launched?: number;
+  registered?: number;
+  initialized?: number;
+}
+
+export interface StepSeconds {
+  p50?: number;
+  p99?: number;
+  /** claims that reached the step's end */
+  n: number;
+}
+
+/**
+ * How long claims spent in each step of joining: created → Launched (the instance is
+ * running: workflow + EC2), Launched → Registered (the machine boots, its client CSR is
+ * approved and signed, its Node appears), Registered → Initialized (Ready, startup taints
+ * gone, resources reported). Which step is slow says which part of the join path limits a
+ * scale run. A step is measured only on claims that reached both of its ends.
+ */
+export function claimStepSeconds(claims: readonly ClaimTimeline[]): { launch: StepSeconds; register: StepSeconds; initialize: StepSeconds; total: StepSeconds } {
+  const step = (from: (c: ClaimTimeline) => number | undefined, to: (c: ClaimTimeline) => number | undefined): StepSeconds => {
+    const values = claims.flatMap((c) => {
+      const a = from(c);
+      const b = to(c);
+      return a !== undefined && b !== undefined && Number.isFinite(a) && Number.isFinite(b) ? [Math.max(0, (b - a) / 1000)] : [];
+    });
+    return { p50: percentile(values, 50), p99: percentile(values, 99), n: values.length };
+  };
+  return {
+    launch: step((c) => c.createdAt, (c) => c.launched),
+    register: step((c) => c.launched, (c) => c.registered),
+    initialize: step((c) => c.registered, (c) => c.initialized),
+    total: step((c) => c.createdAt, (c) => c.initialized),
+  };
+}
+
+/** A claim's timeline from its object: creationTimestamp and the True conditions' lastTransitionTime. */
+export function claimTimeline(claim: { metadata: { creationTimestamp?: string }; status?: { conditions?: { type: string; status: string; lastTransitionTime?: string }[] } }): ClaimTimeline {
+  const at = (type: string) => {
+    const c = claim.status?.conditions?.find((x) => x.type === type && x.status === 'True');
+    const t = c?.lastTransitionTime !== undefined ? Date.parse(c.lastTransitionTime) : NaN;
+    return Number.isFinite(t) ? t : undefined;
+  };
+  const launched = at('Launched');
+  const registered = at('Registered');
+  const initialized = at('Initialized');
+  return {
+    createdAt: Date.parse(claim.metadata.creationTimestamp ?? ''),
+    ...(launched !== undefined ? { launched } : {}),
+    ...(registered !== undefined ? { registered } : {}),
+    ...(initialized !== undefined ? { initialized } : {}),
+  };
+}
+
 /** NodeClaims created per minute between the first and last creation (one claim: undefined, no rate to speak of). */
 export function perMinute(timestamps: readonly number[]): number | undefined {
   if (timestamps.length < 2) return undefined;

@@ -52,8 +52,8 @@ import { hasExited, spawnWorkerProcess } from '../support/worker-process';
 import { buildShippedWorker, shippedWorkerEnvOfCheckout, shippedWorkerTuning } from '../support/shipped-worker';
 import { clockTicksPerSecond, CpuLedger, readProcesses, type PhaseCpu } from './process-cpu';
 import {
-  addHistograms, duplicateInstances, histogramQuantile, leakedInstances, parseHistogram, pdbViolations, scaleBounds, pendingPods, pendingToRunningSeconds, percentile, perMinute, rssMiBFromStatus,
-  stuckWorkflows, sumCounter, summarizeRss, type DuplicateInstances, type Histogram, type ObservedInstance, type ObservedPod, type PdbSample, type StuckWorkflow, type WorkflowSample,
+  addHistograms, claimStepSeconds, claimTimeline, duplicateInstances, histogramQuantile, leakedInstances, parseHistogram, pdbViolations, scaleBounds, pendingPods, pendingToRunningSeconds, percentile, perMinute, rssMiBFromStatus,
+  stuckWorkflows, sumCounter, type ClaimTimeline, type StepSeconds, summarizeRss, type DuplicateInstances, type Histogram, type ObservedInstance, type ObservedPod, type PdbSample, type StuckWorkflow, type WorkflowSample,
 } from './scale-checks';
 
 const t0 = Date.now();
@@ -248,11 +248,13 @@ interface ClaimView {
   name: string;
   createdAt: number;
   deleting: boolean;
+  timeline: ClaimTimeline;
 }
 
 async function listClaims(c: Cluster): Promise<ClaimView[]> {
-  const out = (await c.guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' })) as { items: { metadata: { name: string; creationTimestamp?: string; deletionTimestamp?: string } }[] };
-  return out.items.map((i) => ({ name: i.metadata.name, createdAt: Date.parse(i.metadata.creationTimestamp ?? ''), deleting: i.metadata.deletionTimestamp !== undefined }));
+  type Item = { metadata: { name: string; creationTimestamp?: string; deletionTimestamp?: string }; status?: { conditions?: { type: string; status: string; lastTransitionTime?: string }[] } };
+  const out = (await c.guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' })) as { items: Item[] };
+  return out.items.map((i) => ({ name: i.metadata.name, createdAt: Date.parse(i.metadata.creationTimestamp ?? ''), deleting: i.metadata.deletionTimestamp !== undefined, timeline: claimTimeline(i) }));
 }
 
 async function listNodes(c: Cluster): Promise<number> {
@@ -650,6 +652,8 @@ async function main(): Promise<void> {
       pendingAtEnd: pendingPods(upPods),
       nodeClaims: upClaims.length,
       nodeClaimsPerMinute: perMinute(upClaims.map((c) => c.createdAt)),
+      // which step of joining took the time: launch, register (boot + CSR + Node), initialize
+      nodeClaimStepSeconds: claimStepSeconds(upClaims.map((c) => c.timeline)),
       podPendingToRunningSeconds: { p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: percentile(latencies, 100), n: latencies.length },
     };
     say(`phase up: ${JSON.stringify({ ...(phases.up as object), pendingAtEnd: (phases.up as { pendingAtEnd: string[] }).pendingAtEnd.length })}`);
@@ -831,7 +835,7 @@ function printTable(o: Options, report: Record<string, unknown>, verdicts: [stri
     temporal: { historyEventsPerSecond: number; serverActionsPerSecond?: number; workflowTasks: number; workflowTaskScheduleToStartMs: { p99?: number | string }; workflowTaskExecutionMs: { p99?: number | string } };
     workerRssMiB: { all?: { meanMiB: number; maxMiB: number } };
   };
-  const phases = report.phases as { up: { ok: boolean; seconds: number }; down: { ok: boolean; seconds: number; nodesBefore: number; nodesAfter: number }; delete: { ok: boolean; seconds: number } };
+  const phases = report.phases as { up: { ok: boolean; seconds: number; nodeClaimStepSeconds: Record<'launch' | 'register' | 'initialize' | 'total', StepSeconds> }; down: { ok: boolean; seconds: number; nodesBefore: number; nodesAfter: number }; delete: { ok: boolean; seconds: number } };
   const chaos = report.chaos as { workerKills: number; ec2: { requests: number; throttled: number; serverErrors: number }; events: unknown[] };
   const f = (n: number | undefined, d = 1) => (n === undefined ? '—' : Number.isFinite(n) ? n.toFixed(d) : '∞');
   const g = (v: number | string | undefined) => (typeof v === 'string' ? v : f(v, 0));
@@ -844,6 +848,7 @@ function printTable(o: Options, report: Record<string, unknown>, verdicts: [stri
     ...verdicts.map(([k, v]): [string, string] => [k, `${v}${v === 0 ? '' : '   ← FAIL'}`]),
     ['pending → Running p50 / p99', `${f(m.podPendingToRunningSeconds.p50)} s / ${f(m.podPendingToRunningSeconds.p99)} s (${m.podPendingToRunningSeconds.n} pods)`],
     ['NodeClaims per minute (phase up)', f(m.nodeClaimsPerMinute)],
+    ['NodeClaim launch / register / initialize / total p50 (p99)', (['launch', 'register', 'initialize', 'total'] as const).map((k) => `${f(phases.up.nodeClaimStepSeconds[k].p50, 0)} (${f(phases.up.nodeClaimStepSeconds[k].p99, 0)})`).join(' / ') + ' s'],
     ['peak live instances', String(m.peakLiveInstances)],
     ['Temporal history events / s', f(m.temporal.historyEventsPerSecond)],
     ['Temporal server actions / s', f(m.temporal.serverActionsPerSecond)],

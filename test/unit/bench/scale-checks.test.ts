@@ -1,5 +1,5 @@
 import {
-  addHistograms, duplicateInstances, histogramQuantile, leakedInstances, parseHistogram, pdbViolations, scaleBounds, pendingPods, pendingToRunningSeconds, percentile, perMinute, rssMiBFromStatus,
+  addHistograms, claimStepSeconds, claimTimeline, duplicateInstances, histogramQuantile, leakedInstances, parseHistogram, pdbViolations, scaleBounds, pendingPods, pendingToRunningSeconds, percentile, perMinute, rssMiBFromStatus,
   stuckWorkflows, sumCounter, type ObservedInstance, type PdbSample, type WorkflowSample,
 } from '../../bench/scale-checks';
 
@@ -146,5 +146,35 @@ describe('Prometheus readings', () => {
   it('reads VmRSS', () => {
     expect(rssMiBFromStatus('Name:\tnode\nVmRSS:\t  204800 kB\n')).toBe(200);
     expect(rssMiBFromStatus('Name:\tnode\n')).toBeUndefined();
+  });
+});
+
+describe('NodeClaim join steps', () => {
+  const t = (s: number) => new Date(Date.UTC(2026, 10, 25, 4, 0, s)).toISOString();
+  const claim = (created: number, steps: Partial<Record<'Launched' | 'Registered' | 'Initialized', number>>, extra: { type: string; status: string; lastTransitionTime?: string }[] = []) => ({
+    metadata: { creationTimestamp: t(created) },
+    status: { conditions: [...Object.entries(steps).map(([type, s]) => ({ type, status: 'True', lastTransitionTime: t(s) })), ...extra] },
+  });
+
+  it('reads the True conditions’ transition times, and not a False one', () => {
+    const timeline = claimTimeline(claim(0, { Launched: 4 }, [{ type: 'Registered', status: 'False', lastTransitionTime: t(9) }]));
+    expect(timeline).toEqual({ createdAt: Date.parse(t(0)), launched: Date.parse(t(4)) });
+  });
+
+  it('measures each step on the claims that reached both its ends', () => {
+    const steps = claimStepSeconds([
+      claimTimeline(claim(0, { Launched: 5, Registered: 25, Initialized: 30 })),
+      claimTimeline(claim(10, { Launched: 13, Registered: 73, Initialized: 75 })),
+      claimTimeline(claim(20, { Launched: 40 })), // still joining: counts for launch only
+      claimTimeline(claim(30, {})),
+    ]);
+    expect(steps.launch).toEqual({ p50: 5, p99: 20, n: 3 });
+    expect(steps.register).toEqual({ p50: 20, p99: 60, n: 2 });
+    expect(steps.initialize).toEqual({ p50: 2, p99: 5, n: 2 });
+    expect(steps.total).toEqual({ p50: 30, p99: 65, n: 2 });
+  });
+
+  it('has no figure for a step no claim finished', () => {
+    expect(claimStepSeconds([claimTimeline(claim(0, {}))]).launch).toEqual({ p50: undefined, p99: undefined, n: 0 });
   });
 });
