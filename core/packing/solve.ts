@@ -11,7 +11,7 @@
 // derived from their contents.
 import { karpenterLoopAlternative } from './alternative';
 import { buildClass, classKeys, podValue, type ClassKeys, standaloneCost, type ClassBuildContext, type PodClass } from './classes';
-import { addToClaimMutating, canAddToClaim, finalizeClaimMutating, restoreTargetMutating, retargetMutating, type Claim } from './claim';
+import { addToClaimMutating, canAddToClaim, finalizeClaimsMutating, restoreTargetMutating, retargetMutating, type Claim } from './claim';
 import { topologyOf, type SolveContext } from './context';
 import { addToFixedMutating, canAddToFixed, domainOfFixed, existingNode, inFlightNode, type FixedNode } from './fixed-nodes';
 import { openForSeedMutating, shapeOf } from './fill';
@@ -67,7 +67,7 @@ export interface SolveOptions {
 
 export function solve(input: PackingInput, options: SolveOptions = {}): Plan {
   // Classes depend on the input only: the guided solve reuses the greedy solve's.
-  const shared: SharedClasses = { classes: new Map(), compatCache: new Map(), shapes: new Map() };
+  const shared: SharedClasses = { classes: new Map(), compatCache: new Map(), shapes: new Map(), standalones: new Map() };
   // The greedy run's state is dropped before the guided run starts (peak memory: only
   // its plan survives, as the guide's hints and the plan to beat).
   const { best, hints, guidable, fluidBound } = greedyPlan(input, shared);
@@ -96,6 +96,8 @@ interface SharedClasses {
   readonly classes: Map<string, PodClass>;
   readonly compatCache: ClassBuildContext['compatCache'];
   readonly shapes: ClassBuildContext['shapes'];
+  /** standaloneCost by hostname cap and shape: a function of the input's pools only, so of both solves. */
+  readonly standalones: Map<string, number>;
 }
 
 function solveWith(input: PackingInput, guide: Guide | undefined, shared: SharedClasses): { plan: Plan; unschedulable: Map<string, string>; model: LoopModel; guided: boolean; guidable: boolean; fluidBound: number } {
@@ -145,7 +147,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
   const build: ClassBuildContext = { dims, pools, compatCache: shared.compatCache, shapes: shared.shapes };
   const classes = shared.classes;
   // A function of the class's shape and hostname cap only: once per pair.
-  const standalones = new Map<string, number>();
+  const standalones = shared.standalones;
   const assignValue = (podClass: PodClass): void => {
     const perNode = topologyOf(context, podClass).perNode;
     const standaloneKey = `${perNode}|${podClass.shapeId}`;
@@ -218,7 +220,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
     }
   }
 
-  const finals = state.claims.filter((c) => c.pods.length > 0).map((claim) => finalizeClaimMutating(claim, input.maxInstanceTypes));
+  const finals = finalizeClaimsMutating(state.claims.filter((c) => c.pods.length > 0), input.maxInstanceTypes);
   const plan = buildPlan({ finals, existing, inFlight, unschedulable, dims });
   const model: LoopModel = { dims, pools: startPools, classOf };
   // (the fluid LP over every pod's demand and the types that hold one: a lower bound on new nodes' cost without free existing capacity)
