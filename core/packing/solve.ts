@@ -98,6 +98,37 @@ interface SharedClasses {
   readonly shapes: ClassBuildContext['shapes'];
   /** standaloneCost by hostname cap and shape: a function of the input's pools only, so of both solves. */
   readonly standalones: Map<string, number>;
+  /** The input's pods as both solves take them (podsOf), and each one's class before any relaxation. */
+  pods?: SolvePods;
+  firstClasses?: readonly PodClass[];
+}
+
+/** The input's pods by name, duplicates dropped, with their keys, specs and (pods with rules of their own) class keys. */
+interface SolvePods {
+  readonly pods: readonly PendingPod[];
+  readonly keys: readonly string[];
+  readonly specs: readonly EffectiveSpec[];
+  readonly ruledKeys: readonly (ClassKeys | undefined)[];
+}
+
+function podsOf(input: PackingInput): SolvePods {
+  // Duplicate pod names would make the plan ambiguous: the first one wins.
+  const seen = new Set<string>();
+  // (keys built once per pod, not per comparison)
+  const keyed = input.pods.map((pod) => ({ pod, key: podKey(pod) })).sort((a, b) => cmp(a.key, b.key)).filter(({ key }) => {
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  const pods = keyed.map(({ pod }) => pod);
+  const specs = pods.map((pod) => effectiveSpec(pod));
+  // A pod with rules of its own is never an anonymous class: its class keys, computed here,
+  // name its topology subject and are reused by classOf.
+  const ruledKeys = pods.map((pod, i) => {
+    const spec = specs[i];
+    return spec === undefined || !hasRules(spec) ? undefined : classKeys(pod, spec);
+  });
+  return { pods, keys: keyed.map(({ key }) => key), specs, ruledKeys };
 }
 
 function solveWith(input: PackingInput, guide: Guide | undefined, shared: SharedClasses): { plan: Plan; unschedulable: Map<string, string>; model: LoopModel; guided: boolean; guidable: boolean; fluidBound: number } {
@@ -107,21 +138,8 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
   const startPools: Pool[] = pools.map((pool) => ({ ...pool, headroom: Float64Array.from(pool.headroom) }));
   const topology = new Topology({ guardSpread: true });
 
-  // Duplicate pod names would make the plan ambiguous: the first one wins.
-  const seen = new Set<string>();
-  // (keys built once per pod, not per comparison)
-  const pods = input.pods.map((pod) => ({ pod, key: podKey(pod) })).sort((a, b) => cmp(a.key, b.key)).filter(({ key }) => {
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  }).map(({ pod }) => pod);
-  const specs = pods.map((pod) => effectiveSpec(pod));
-  // A pod with rules of its own is never an anonymous class: its class keys, computed here,
-  // name its topology subject and are reused by classOf below.
-  const ruledKeys = pods.map((pod, i) => {
-    const spec = specs[i];
-    return spec === undefined || !hasRules(spec) ? undefined : classKeys(pod, spec);
-  });
+  shared.pods ??= podsOf(input);
+  const { pods, keys: podKeys, specs, ruledKeys } = shared.pods;
   // Pods of one deployment register the same groups: once per distinct subject and rules.
   const registered = new Set<string>();
   pods.forEach((pod, i) => {
@@ -174,9 +192,13 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
     }
     return podClass;
   };
+  // The pods' first classes are the same in both solves (the same input, the same topology
+  // groups, the classes shared): the guided solve reuses the greedy one's.
+  const firstClasses = shared.firstClasses ?? pods.map((pod, i) => classOf(pod, specs[i] ?? effectiveSpec(pod), ruledKeys[i]));
+  shared.firstClasses = firstClasses;
   const initialQueue: QueuedPod[] = pods.map((pod, i) => {
     const spec = specs[i] ?? effectiveSpec(pod);
-    return { key: podKey(pod), pod, spec, podClass: classOf(pod, spec, ruledKeys[i]) };
+    return { key: podKeys[i] ?? podKey(pod), pod, spec, podClass: firstClasses[i] ?? classOf(pod, spec, ruledKeys[i]) };
   });
 
   // Fluid-LP prices over every pod's demand and the usable capacity of every type that can
