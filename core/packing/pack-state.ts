@@ -60,7 +60,8 @@ export interface PackState {
   /** Per class id: hostname groups capping it per node, with the cap. */
   readonly hostCaps: Map<number, readonly { readonly group: number; readonly cap: number }[]>;
   /** Per pool and class: the dominant-share value of one pod (type-choice.ts). */
-  readonly shareValues: Map<string, number>;
+  /** (by pool order, then shape id: rank asks for every waiting class on every call, so no string keys) */
+  readonly shareValues: Map<number, number>[];
   /** Per pool: type facts constant through a solve's packing (type-choice.ts). */
   readonly typeFacts: Map<number, TypeFacts>;
   /** Dense ids of distinct request vectors (fill.ts buckets). */

@@ -645,8 +645,9 @@ export class PatternGenerator {
     /** The same counts by problem item, for the rules. */
     const full = new Int32Array(this.count.length);
     let value = 0;
+    const order = this.densityOrder(t, pi, items);
     for (let pass = 0; pass < 2; pass++) {
-      for (const j of this.densityOrder(t, pi, items)) {
+      for (const j of order) {
         const k = items.k[j] ?? 0;
         const r = this.r[k] ?? new Float64Array(0);
         let copies = (items.ub[j] ?? 0) - (counts[j] ?? 0);

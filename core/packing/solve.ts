@@ -220,7 +220,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
   for (const podClass of classes.values()) assignValue(podClass);
   // (Every class, also ones from an earlier solve: their value is a function of the same prices.)
 
-  const state: PackState = { queues: new Map(), activeByPool: [], groupsByPool: [], claims: [], typeChoice: new Map(), hostCaps: new Map(), typeFacts: new Map(), shareValues: new Map(), shapeIds: new Map(), maskKeys: new WeakMap(), waiting: 0, guided: false, guidable: false };
+  const state: PackState = { queues: new Map(), activeByPool: [], groupsByPool: [], claims: [], typeChoice: new Map(), hostCaps: new Map(), typeFacts: new Map(), shareValues: [], shapeIds: new Map(), maskKeys: new WeakMap(), waiting: 0, guided: false, guidable: false };
   const unschedulable = new Map<string, string>();
   let queue = initialQueue;
 
