@@ -6,7 +6,7 @@ import { inValues, isUnsatisfiable, matches, toNodeSelectorRequirements, type No
 import { intersectRequirements, requirementKeys, type Requirements } from '../scheduling/requirements';
 import { maskFor, type PodClass } from './classes';
 import { topologyOf, universeOf, type SolveContext } from './context';
-import { addInto, fitsWith, maxOf, subtract, type Vec } from './dims';
+import { addInto, fitsWith, subtract, type Vec } from './dims';
 import { offeringAllowed, withinLimits, type Offering, type Pool, type PoolType } from './pools';
 
 export interface Claim {
@@ -175,7 +175,7 @@ export function finalizeClaimMutating(claim: Claim, maxTypes: number): FinalClai
   }
   ranked.sort((a, b) => a.offering.price - b.offering.price || (a.type.name < b.type.name ? -1 : a.type.name > b.type.name ? 1 : 0));
   const options = truncateRespectingMinValues(ranked, claim.requirements, maxTypes);
-  chargeReservationMutating(claim, options);
+  chargeMutating(claim, reservationOf(claim, options));
   const names = options.map((o) => o.type.name);
   const requirements = intersectRequirements(claim.requirements, { [LabelKey.instanceType]: inValues(LabelKey.instanceType, names) });
   return {
@@ -206,7 +206,8 @@ export function finalizeClaimsMutating(claims: readonly Claim[], maxTypes: numbe
       alike.set(key, final);
       return final;
     }
-    chargeReservationMutating(claim, known.options);
+    // (a claim's reservation is never written in place, so alike claims may share one)
+    chargeMutating(claim, known.claim.reservation);
     return { claim, options: known.options, requirements: known.requirements };
   });
 }
@@ -216,10 +217,18 @@ function alikeKey(claim: Claim): string {
   return `${claim.pool.order}|${claim.target.index}|${claim.zone ?? ''}|${claim.capacityType ?? ''}|${classes.join(',')}|${claim.podRequests.join(',')}`;
 }
 
-/** The pool's headroom and the claim's reservation for these options (as finalizeClaimMutating sets them). */
-function chargeReservationMutating(claim: Claim, options: FinalClaim['options']): void {
-  let reservation: Vec = new Float64Array(claim.target.capacity.length);
-  for (const option of options) reservation = maxOf(reservation, option.type.capacity);
+/** The claim's reservation for these options, the largest capacity among them (as Karpenter subtracts). */
+function reservationOf(claim: Claim, options: FinalClaim['options']): Vec {
+  const reservation = new Float64Array(claim.target.capacity.length);
+  for (const option of options) {
+    const capacity = option.type.capacity;
+    for (let i = 0; i < reservation.length; i++) reservation[i] = Math.max(reservation[i] ?? 0, capacity[i] ?? 0);
+  }
+  return reservation;
+}
+
+/** The claim's old reservation back to its pool's headroom, the new one taken from it. */
+function chargeMutating(claim: Claim, reservation: Vec): void {
   const { headroom } = claim.pool;
   for (let i = 0; i < headroom.length; i++) headroom[i] = (headroom[i] ?? 0) + (claim.reservation[i] ?? 0) - (reservation[i] ?? 0);
   claim.reservation = reservation;

@@ -642,8 +642,8 @@ export class PatternGenerator {
     this.work += 4 * items.k.length * (this.a[t]?.length ?? 1);
     const room = Float64Array.from(this.a[t] ?? new Float64Array(0));
     const counts = new Int32Array(items.k.length);
-    /** The same counts by problem item, for the rules. */
-    const full = new Int32Array(this.count.length);
+    /** The same counts by problem item, for the rules (only kept when there are rules: this runs thousands of times a solve). */
+    const full = new Int32Array(this.rules.length > 0 ? this.count.length : 0);
     let value = 0;
     const order = this.densityOrder(t, pi, items);
     for (let pass = 0; pass < 2; pass++) {
@@ -655,7 +655,7 @@ export class PatternGenerator {
         if (copies > 0 && this.rules.length > 0) copies = Math.min(copies, this.ruleRoom(k, full));
         if (copies <= 0) continue;
         counts[j] = (counts[j] ?? 0) + copies;
-        full[k] = (full[k] ?? 0) + copies;
+        if (full.length > 0) full[k] = (full[k] ?? 0) + copies;
         value += copies * (pi[k] ?? 0);
         for (let i = 0; i < room.length; i++) room[i] = (room[i] ?? 0) - copies * (r[i] ?? 0);
       }
