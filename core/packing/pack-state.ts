@@ -33,6 +33,8 @@ export interface TypeFacts {
 export interface RequestGroup {
   readonly requests: Vec;
   readonly queues: ClassQueue[];
+  /** fill.ts: by target type index, the requests as shares of its allocatable (scaledRequests). */
+  readonly scaled: Map<number, Float64Array>;
 }
 
 /** The pool's active queues with exhausted ones dropped (they only ever run out). */

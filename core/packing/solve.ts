@@ -348,7 +348,7 @@ function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, 
     for (const queue of active) {
       let group = groups[queue.shape];
       if (group === undefined) {
-        group = { requests: queue.podClass.requests, queues: [] };
+        group = { requests: queue.podClass.requests, queues: [], scaled: new Map() };
         groups[queue.shape] = group;
       }
       group.queues.push(queue);
