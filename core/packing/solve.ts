@@ -31,6 +31,8 @@ import { Topology } from './topology';
 
 interface QueuedPod {
   readonly key: string;
+  /** The pod's place in key order (podsOf): compares as the key does, without comparing strings. */
+  readonly rank: number;
   readonly pod: PendingPod;
   readonly spec: EffectiveSpec;
   readonly podClass: PodClass;
@@ -198,7 +200,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
   shared.firstClasses = firstClasses;
   const initialQueue: QueuedPod[] = pods.map((pod, i) => {
     const spec = specs[i] ?? effectiveSpec(pod);
-    return { key: podKeys[i] ?? podKey(pod), pod, spec, podClass: firstClasses[i] ?? classOf(pod, spec, ruledKeys[i]) };
+    return { key: podKeys[i] ?? podKey(pod), rank: i, pod, spec, podClass: firstClasses[i] ?? classOf(pod, spec, ruledKeys[i]) };
   });
 
   // Fluid-LP prices over every pod's demand and the usable capacity of every type that can
@@ -228,7 +230,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
     queue.sort((a, b) => b.podClass.value - a.podClass.value
       || (b.podClass.requests[0] ?? 0) - (a.podClass.requests[0] ?? 0)
       || (b.podClass.requests[1] ?? 0) - (a.podClass.requests[1] ?? 0)
-      || cmp(a.key, b.key));
+      || a.rank - b.rank);
     const waiting = queue.filter((item) => !placeOnFixedMutating(item, existing, inFlight, context)
       && !(round > 0 && placeOnPlannedMutating(item, state.claims, context)));
     const failures = packNewClaimsMutating(waiting, state, context, round === 0, guide);
