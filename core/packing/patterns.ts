@@ -622,13 +622,18 @@ export class PatternGenerator {
 
   private densityOrder(t: number, pi: Float64Array, items: Items): number[] {
     const a = this.a[t] ?? new Float64Array(0);
-    const density = items.k.map((k) => {
+    // (typed array and loops: this runs for every greedily priced type, thousands of times a solve)
+    const density = new Float64Array(items.k.length);
+    const order: number[] = [];
+    for (let j = 0; j < density.length; j++) {
+      const k = items.k[j] ?? 0;
       const r = this.r[k];
       let size = 0;
       for (let i = 0; i < a.length; i++) size += (r?.[i] ?? 0) / Math.max(1, a[i] ?? 0);
-      return (pi[k] ?? 0) / Math.max(1e-12, size);
-    });
-    return items.k.map((_, j) => j).sort((x, y) => (density[y] ?? 0) - (density[x] ?? 0) || x - y);
+      density[j] = (pi[k] ?? 0) / Math.max(1e-12, size);
+      order.push(j);
+    }
+    return order.sort((x, y) => (density[y] ?? 0) - (density[x] ?? 0) || x - y);
   }
 
   private pattern(items: Items, counts: ArrayLike<number>): Int32Array {
@@ -774,6 +779,15 @@ export class PatternGenerator {
     const w2 = second === undefined ? 0 : a[second] ?? 0;
     const width = w2 + 1;
     const states = (w1 + 1) * width;
+    // Over budget, the greedy prices the type instead: count the pieces before building them.
+    // In the cheap round the grid itself is capped too: a large grid with few pieces
+    // allocated tens of MB per call (many-pools: 300 MB of typed-array garbage).
+    let pieceCount = 0;
+    for (const ub of items.ub) for (let copies = 1, left = ub; left > 0; copies *= 2) {
+      left -= Math.min(copies, left);
+      pieceCount += 1;
+    }
+    if ((perPiece ? states * Math.max(1, pieceCount) : states) > budget || (perPiece && states > maxFastStates)) return undefined;
     const pieces: { j: number; copies: number; x: number; y: number; value: number }[] = [];
     items.k.forEach((k, j) => {
       const v = shapeOf(j);
@@ -784,9 +798,6 @@ export class PatternGenerator {
         pieces.push({ j, copies: take, x: first === undefined ? 0 : take * (v[first] ?? 0), y: second === undefined ? 0 : take * (v[second] ?? 0), value: take * (pi[k] ?? 0) });
       }
     });
-    // In the cheap round the grid itself is capped too: a large grid with few pieces
-    // allocated tens of MB per call (many-pools: 300 MB of typed-array garbage).
-    if ((perPiece ? states * Math.max(1, pieces.length) : states) > budget || (perPiece && states > maxFastStates)) return undefined;
     this.work += states * Math.max(1, pieces.length);
     const best = this.scratchGrid(states);
     const traced = pieces.length * states <= 2e8;
