@@ -62,6 +62,8 @@ function scaledRoom(room: Vec, size: Vec, out: Float64Array): void {
 /** One request vector's classes for this claim: they score alike, so one score per step. */
 interface Bucket {
   readonly group: RequestGroup;
+  /** The group's requests as shares of the claim's target (scaledRequests). */
+  readonly scaled: Float64Array;
   /** Classes before this index are used up for this claim. */
   next: number;
 }
@@ -108,7 +110,7 @@ export function fillClaimMutating(claim: Claim, state: PackState, context: Solve
   const starts: { bucket: Bucket; order: number }[] = [];
   for (const group of state.groupsByPool[pool.order] ?? []) {
     if (!fitsIn(group.requests, room)) continue;
-    const bucket: Bucket = { group, next: 0 };
+    const bucket: Bucket = { group, scaled: scaledRequests(group, target.allocatable, target.index), next: 0 };
     const first = firstUsable(bucket, claim, pool);
     if (first !== undefined) starts.push({ bucket, order: first.order });
   }
@@ -125,7 +127,7 @@ export function fillClaimMutating(claim: Claim, state: PackState, context: Solve
       const first = firstUsable(bucket, claim, pool);
       if (first === undefined) continue;
       buckets[kept++] = bucket;
-      const score = alignment(scaledRequests(bucket.group, target.allocatable, target.index), shares);
+      const score = alignment(bucket.scaled, shares);
       if (score > bestScore) {
         bestScore = score;
         best = first;

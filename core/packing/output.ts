@@ -92,12 +92,11 @@ export function buildPlan(parts: PlanParts): Plan {
     const { claim } = final;
     if (chosen === undefined) throw new Error(`claim ${claim.hostname} kept no instance type: the fill admitted pods its target type cannot hold`);
     const pods = [...claim.pods].sort(cmp);
-    let details = detailsByOptions.get(final.options);
-    if (details === undefined) {
-      details = claimDetails(final, chosen, parts.dims);
-      detailsByOptions.set(final.options, details);
-    }
-    const { instanceTypeOptions, labels, allocatable, requirements } = copyOf(details);
+    const known = detailsByOptions.get(final.options);
+    // (the first claim of a kind keeps the details built for it; the others get copies)
+    const details = known === undefined ? claimDetails(final, chosen, parts.dims) : copyOf(known);
+    if (known === undefined) detailsByOptions.set(final.options, details);
+    const { instanceTypeOptions, labels, allocatable, requirements } = details;
     nodeClaims.push({
       name: claimName(claim.pool.name, pods, taken),
       nodePool: claim.pool.name,
