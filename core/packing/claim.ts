@@ -6,7 +6,7 @@ import { inValues, isUnsatisfiable, matches, toNodeSelectorRequirements, type No
 import { intersectRequirements, requirementKeys, type Requirements } from '../scheduling/requirements';
 import { maskFor, type PodClass } from './classes';
 import { topologyOf, universeOf, type SolveContext } from './context';
-import { addInto, fitsWith, maxOf, subtract, type Vec } from './dims';
+import { addInto, fitsWith, subtract, type Vec } from './dims';
 import { offeringAllowed, withinLimits, type Offering, type Pool, type PoolType } from './pools';
 
 export interface Claim {
@@ -175,10 +175,7 @@ export function finalizeClaimMutating(claim: Claim, maxTypes: number): FinalClai
   }
   ranked.sort((a, b) => a.offering.price - b.offering.price || (a.type.name < b.type.name ? -1 : a.type.name > b.type.name ? 1 : 0));
   const options = truncateRespectingMinValues(ranked, claim.requirements, maxTypes);
-  let reservation: Vec = new Float64Array(claim.target.capacity.length);
-  for (const option of options) reservation = maxOf(reservation, option.type.capacity);
-  pool.headroom.set(released.map((value, i) => value - (reservation[i] ?? 0)));
-  claim.reservation = reservation;
+  chargeMutating(claim, reservationOf(claim, options));
   const names = options.map((o) => o.type.name);
   const requirements = intersectRequirements(claim.requirements, { [LabelKey.instanceType]: inValues(LabelKey.instanceType, names) });
   return {
@@ -188,6 +185,53 @@ export function finalizeClaimMutating(claim: Claim, maxTypes: number): FinalClai
       return requirement === undefined ? [] : toNodeSelectorRequirements(requirement);
     }),
   };
+}
+
+/**
+ * finalizeClaimMutating for every claim, once per set of alike claims: claims of one pool
+ * and target type, with the same classes, the same pod requests in total and the same
+ * zone and capacity type have the same requirements, ports and masks, so the same options
+ * — unless the pool has limits, where each claim's options depend on the headroom left
+ * when it is finalized. (aws-realistic 20k: 5,600 claims in a few hundred kinds; the
+ * per-claim scan was a sixth of the solve.) The pool's headroom is still charged per claim.
+ */
+export function finalizeClaimsMutating(claims: readonly Claim[], maxTypes: number): FinalClaim[] {
+  const alike = new Map<string, FinalClaim>();
+  return claims.map((claim) => {
+    if (claim.pool.limited.length > 0) return finalizeClaimMutating(claim, maxTypes);
+    const key = alikeKey(claim);
+    const known = alike.get(key);
+    if (known === undefined) {
+      const final = finalizeClaimMutating(claim, maxTypes);
+      alike.set(key, final);
+      return final;
+    }
+    // (a claim's reservation is never written in place, so alike claims may share one)
+    chargeMutating(claim, known.claim.reservation);
+    return { claim, options: known.options, requirements: known.requirements };
+  });
+}
+
+function alikeKey(claim: Claim): string {
+  const classes = [...claim.classes].map((c) => c.id).sort((a, b) => a - b);
+  return `${claim.pool.order}|${claim.target.index}|${claim.zone ?? ''}|${claim.capacityType ?? ''}|${classes.join(',')}|${claim.podRequests.join(',')}`;
+}
+
+/** The claim's reservation for these options, the largest capacity among them (as Karpenter subtracts). */
+function reservationOf(claim: Claim, options: FinalClaim['options']): Vec {
+  const reservation = new Float64Array(claim.target.capacity.length);
+  for (const option of options) {
+    const capacity = option.type.capacity;
+    for (let i = 0; i < reservation.length; i++) reservation[i] = Math.max(reservation[i] ?? 0, capacity[i] ?? 0);
+  }
+  return reservation;
+}
+
+/** The claim's old reservation back to its pool's headroom, the new one taken from it. */
+function chargeMutating(claim: Claim, reservation: Vec): void {
+  const { headroom } = claim.pool;
+  for (let i = 0; i < headroom.length; i++) headroom[i] = (headroom[i] ?? 0) + (claim.reservation[i] ?? 0) - (reservation[i] ?? 0);
+  claim.reservation = reservation;
 }
 
 function truncateRespectingMinValues<T extends { type: PoolType }>(ranked: readonly T[], requirements: Requirements, maxTypes: number): T[] {

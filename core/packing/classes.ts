@@ -206,14 +206,17 @@ export function standaloneCost(podClass: PodClass, pools: readonly Pool[], perNo
     if (feasibility === undefined || !feasibility.ok) continue;
     for (const index of feasibility.types) {
       const type = pool.types[index];
-      const offering = type?.offerings.find((o) => offeringAllowed(o, podClass.zone, podClass.capacityType));
-      if (type === undefined || offering === undefined) continue;
+      if (type === undefined) continue;
       let copies = perNode;
       for (let r = 0; r < podClass.requests.length; r++) {
         const request = podClass.requests[r] ?? 0;
         if (request > 0) copies = Math.min(copies, Math.floor(((type.allocatable[r] ?? 0) - (type.daemonOverhead[r] ?? 0)) / request));
       }
-      if (copies >= 1) best = Math.min(best, offering.price / copies);
+      // Offerings come cheapest first: when even the cheapest cannot beat the best, skip
+      // the search for the allowed one.
+      if (copies < 1 || (type.offerings[0]?.price ?? Infinity) / copies >= best) continue;
+      const offering = type.offerings.find((o) => offeringAllowed(o, podClass.zone, podClass.capacityType));
+      if (offering !== undefined) best = Math.min(best, offering.price / copies);
     }
   }
   return best;

@@ -25,19 +25,45 @@ const fitsIn = (requests: Vec, room: Vec): boolean => {
   return true;
 };
 
-/** Balanced-fit score: alignment of the pod with the room left, per unit of the node. */
-function alignment(requests: Vec, room: Vec, size: Vec): number {
+/**
+ * Balanced-fit score: alignment of the pod with the room left, per unit of the node,
+ * Σ (request ÷ capacity) × (room ÷ capacity) over the node's resources. Both factors are
+ * computed ahead (scaledRequests per group and type, scaledRoom per step), the same
+ * numbers in the same order, so one step costs a multiply-add per resource and bucket.
+ */
+function alignment(scaled: Float64Array, room: Float64Array): number {
   let score = 0;
+  for (let i = 0; i < room.length; i++) score += (scaled[i] as number) * (room[i] as number);
+  return score;
+}
+
+/** The group's requests as shares of the type's allocatable (0 where it has none: such terms are left out). */
+function scaledRequests(group: RequestGroup, size: Vec, target: number): Float64Array {
+  let scaled = group.scaled.get(target);
+  if (scaled === undefined) {
+    scaled = new Float64Array(size.length);
+    for (let i = 0; i < size.length; i++) {
+      const capacity = size[i] ?? 0;
+      if (capacity > 0) scaled[i] = (group.requests[i] ?? 0) / capacity;
+    }
+    group.scaled.set(target, scaled);
+  }
+  return scaled;
+}
+
+/** The room left as shares of the type's allocatable (0 where it has none), into `out`. */
+function scaledRoom(room: Vec, size: Vec, out: Float64Array): void {
   for (let i = 0; i < size.length; i++) {
     const capacity = size[i] ?? 0;
-    if (capacity > 0) score += ((requests[i] ?? 0) / capacity) * ((room[i] ?? 0) / capacity);
+    out[i] = capacity > 0 ? (room[i] ?? 0) / capacity : 0;
   }
-  return score;
 }
 
 /** One request vector's classes for this claim: they score alike, so one score per step. */
 interface Bucket {
   readonly group: RequestGroup;
+  /** The group's requests as shares of the claim's target (scaledRequests). */
+  readonly scaled: Float64Array;
   /** Classes before this index are used up for this claim. */
   next: number;
 }
@@ -84,12 +110,14 @@ export function fillClaimMutating(claim: Claim, state: PackState, context: Solve
   const starts: { bucket: Bucket; order: number }[] = [];
   for (const group of state.groupsByPool[pool.order] ?? []) {
     if (!fitsIn(group.requests, room)) continue;
-    const bucket: Bucket = { group, next: 0 };
+    const bucket: Bucket = { group, scaled: scaledRequests(group, target.allocatable, target.index), next: 0 };
     const first = firstUsable(bucket, claim, pool);
     if (first !== undefined) starts.push({ bucket, order: first.order });
   }
   const buckets = starts.sort((a, b) => a.order - b.order).map((s) => s.bucket);
+  const shares = new Float64Array(room.length);
   for (;;) {
+    scaledRoom(room, target.allocatable, shares);
     let best: ClassQueue | undefined;
     let bestBucket: Bucket | undefined;
     let bestScore = -1;
@@ -99,7 +127,7 @@ export function fillClaimMutating(claim: Claim, state: PackState, context: Solve
       const first = firstUsable(bucket, claim, pool);
       if (first === undefined) continue;
       buckets[kept++] = bucket;
-      const score = alignment(bucket.group.requests, room, target.allocatable);
+      const score = alignment(bucket.scaled, shares);
       if (score > bestScore) {
         bestScore = score;
         best = first;

@@ -48,24 +48,55 @@ export interface PlanParts {
   readonly dims: Dims;
 }
 
+/** What a claim's entry takes from its options and requirements alone (shared by alike claims). */
+type ClaimDetails = Pick<PlannedNodeClaim, 'instanceTypeOptions' | 'labels' | 'allocatable' | 'requirements'>;
+
+function claimDetails(final: FinalClaim, chosen: FinalClaim['options'][number], dims: Dims): ClaimDetails {
+  const { claim } = final;
+  const labels: Record<string, string> = {
+    // Only custom labels come from requirements (Karpenter's Requirements.Labels): the
+    // provider's labels are the chosen type's and offering's real values, below.
+    ...customLabels(singleValuedLabels(claim.requirements)),
+    ...chosen.type.labels,
+    [LabelKey.zone]: chosen.offering.zone,
+    [LabelKey.capacityType]: chosen.offering.capacityType,
+    [LabelKey.nodePool]: claim.pool.name,
+  };
+  delete labels[LabelKey.hostname];
+  return {
+    instanceTypeOptions: final.options.map((o) => o.type.name),
+    labels: Object.fromEntries(Object.keys(labels).sort().map((key) => [key, labels[key] ?? ''])),
+    allocatable: dims.format(chosen.type.allocatable),
+    requirements: final.requirements,
+  };
+}
+
+/** A claim's own copy of shared details: the plan's claims are plain data a caller may edit. */
+function copyOf(details: ClaimDetails): ClaimDetails {
+  return {
+    instanceTypeOptions: [...details.instanceTypeOptions],
+    labels: { ...details.labels },
+    allocatable: { ...details.allocatable },
+    requirements: details.requirements.map((r) => (r.values === undefined ? { ...r } : { ...r, values: [...r.values] })),
+  };
+}
+
 export function buildPlan(parts: PlanParts): Plan {
   const taken = new Set<string>();
   const nodeClaims: PlannedNodeClaim[] = [];
+  // Alike claims share one options array (claim.ts finalizeClaimsMutating), and with it
+  // their requirements, pool and chosen offering: their details are worked out once.
+  const detailsByOptions = new Map<FinalClaim['options'], ClaimDetails>();
   for (const final of parts.finals) {
     const [chosen] = final.options;
     const { claim } = final;
     if (chosen === undefined) throw new Error(`claim ${claim.hostname} kept no instance type: the fill admitted pods its target type cannot hold`);
     const pods = [...claim.pods].sort(cmp);
-    const labels: Record<string, string> = {
-      // Only custom labels come from requirements (Karpenter's Requirements.Labels): the
-      // provider's labels are the chosen type's and offering's real values, below.
-      ...customLabels(singleValuedLabels(claim.requirements)),
-      ...chosen.type.labels,
-      [LabelKey.zone]: chosen.offering.zone,
-      [LabelKey.capacityType]: chosen.offering.capacityType,
-      [LabelKey.nodePool]: claim.pool.name,
-    };
-    delete labels[LabelKey.hostname];
+    const known = detailsByOptions.get(final.options);
+    // (the first claim of a kind keeps the details built for it; the others get copies)
+    const details = known === undefined ? claimDetails(final, chosen, parts.dims) : copyOf(known);
+    if (known === undefined) detailsByOptions.set(final.options, details);
+    const { instanceTypeOptions, labels, allocatable, requirements } = details;
     nodeClaims.push({
       name: claimName(claim.pool.name, pods, taken),
       nodePool: claim.pool.name,
@@ -73,12 +104,12 @@ export function buildPlan(parts: PlanParts): Plan {
       zone: chosen.offering.zone,
       capacityType: chosen.offering.capacityType,
       price: chosen.offering.price,
-      instanceTypeOptions: final.options.map((o) => o.type.name),
-      labels: Object.fromEntries(Object.keys(labels).sort().map((key) => [key, labels[key] ?? ''])),
+      instanceTypeOptions,
+      labels,
       taints: claim.pool.taints.map((t) => ({ ...t })),
-      allocatable: parts.dims.format(chosen.type.allocatable),
+      allocatable,
       pods,
-      requirements: final.requirements,
+      requirements,
     });
   }
   const placements = (nodes: readonly FixedNode[]): Plan['existingNodes'] =>

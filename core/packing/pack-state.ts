@@ -33,6 +33,8 @@ export interface TypeFacts {
 export interface RequestGroup {
   readonly requests: Vec;
   readonly queues: ClassQueue[];
+  /** fill.ts: by target type index, the requests as shares of its allocatable (scaledRequests). */
+  readonly scaled: Map<number, Float64Array>;
 }
 
 /** The pool's active queues with exhausted ones dropped (they only ever run out). */
@@ -60,7 +62,8 @@ export interface PackState {
   /** Per class id: hostname groups capping it per node, with the cap. */
   readonly hostCaps: Map<number, readonly { readonly group: number; readonly cap: number }[]>;
   /** Per pool and class: the dominant-share value of one pod (type-choice.ts). */
-  readonly shareValues: Map<string, number>;
+  /** (by pool order, then shape id: rank asks for every waiting class on every call, so no string keys) */
+  readonly shareValues: Map<number, number>[];
   /** Per pool: type facts constant through a solve's packing (type-choice.ts). */
   readonly typeFacts: Map<number, TypeFacts>;
   /** Dense ids of distinct request vectors (fill.ts buckets). */

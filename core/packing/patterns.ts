@@ -144,6 +144,9 @@ export class PatternGenerator {
   private readonly rulesOf: number[][];
   /** Per item, copies of it one node may hold under the rules alone (an owner that matches its own rule). */
   private readonly ruleCap: number[];
+  /** Scratch buffers of the dynamic program (scratchGrid, scratchTrace). */
+  private grid = new Float64Array(0);
+  private trace = new Uint8Array(0);
 
   constructor(problem: PatternProblem, private readonly solver: LinearSolver, private readonly options: GenerationOptions) {
     const d = problem.items[0]?.requests.length ?? 0;
@@ -162,8 +165,15 @@ export class PatternGenerator {
     const a = problem.types.map((type) => Float64Array.from(dims, (r, i) => Math.floor((type.capacity[r] ?? 0) / (steps[i] ?? 1))));
     this.count = problem.items.map((item) => item.count);
     this.demand = [...this.count];
-    const allow = problem.types.map((_, t) => Uint8Array.from(problem.items, (_, k) => (fits(this.r[k] ?? new Float64Array(0), a[t] ?? new Float64Array(0)) && (problem.allowed?.(k, t) ?? true) ? 1 : 0)));
-    const useful = problem.types.map((_, t) => (allow[t] ?? new Uint8Array(0)).some((v) => v === 1));
+    // (plain loops: Uint8Array.from with a map function was most of the constructor's time,
+    // types × items calls: aws-realistic 20k about 700 × 387)
+    const allow = problem.types.map((_, t) => {
+      const row = new Uint8Array(problem.items.length);
+      const capacity = a[t] ?? new Float64Array(0);
+      for (let k = 0; k < row.length; k++) if (fits(this.r[k] ?? new Float64Array(0), capacity) && (problem.allowed?.(k, t) ?? true)) row[k] = 1;
+      return row;
+    });
+    const useful = allow.map((row) => row.includes(1));
     // A type no dearer and at least as large everywhere, allowed for every item the other
     // is, hosts all of the other's patterns: the other adds nothing.
     const dominated = (t: number): boolean => problem.types.some((u, j) => {
@@ -471,9 +481,17 @@ export class PatternGenerator {
 
   /** One node of the pattern, trimmed to the demand left; false if it would hold nothing. */
   private take(pattern: Pattern, nodes: Pattern[], limit?: RoundLimit): boolean {
-    const counts = Int32Array.from(pattern.counts, (c, k) => Math.min(c, this.demand[k] ?? 0));
-    if (counts.every((c) => c === 0)) return false;
-    counts.forEach((c, k) => { this.demand[k] = (this.demand[k] ?? 0) - c; });
+    // (plain loops: Int32Array.from with a map function and forEach were a tenth of the
+    // guide's time at 20k pods, one call per node taken)
+    const counts = new Int32Array(pattern.counts.length);
+    let any = false;
+    for (let k = 0; k < counts.length; k++) {
+      const c = Math.min(pattern.counts[k] ?? 0, this.demand[k] ?? 0);
+      counts[k] = c;
+      if (c > 0) any = true;
+    }
+    if (!any) return false;
+    for (let k = 0; k < counts.length; k++) this.demand[k] = (this.demand[k] ?? 0) - (counts[k] ?? 0);
     const type = this.typeIndex[pattern.type] ?? -1;
     limit?.take(type);
     nodes.push({ type, counts });
@@ -604,13 +622,18 @@ export class PatternGenerator {
 
   private densityOrder(t: number, pi: Float64Array, items: Items): number[] {
     const a = this.a[t] ?? new Float64Array(0);
-    const density = items.k.map((k) => {
+    // (typed array and loops: this runs for every greedily priced type, thousands of times a solve)
+    const density = new Float64Array(items.k.length);
+    const order: number[] = [];
+    for (let j = 0; j < density.length; j++) {
+      const k = items.k[j] ?? 0;
       const r = this.r[k];
       let size = 0;
       for (let i = 0; i < a.length; i++) size += (r?.[i] ?? 0) / Math.max(1, a[i] ?? 0);
-      return (pi[k] ?? 0) / Math.max(1e-12, size);
-    });
-    return items.k.map((_, j) => j).sort((x, y) => (density[y] ?? 0) - (density[x] ?? 0) || x - y);
+      density[j] = (pi[k] ?? 0) / Math.max(1e-12, size);
+      order.push(j);
+    }
+    return order.sort((x, y) => (density[y] ?? 0) - (density[x] ?? 0) || x - y);
   }
 
   private pattern(items: Items, counts: ArrayLike<number>): Int32Array {
@@ -624,11 +647,12 @@ export class PatternGenerator {
     this.work += 4 * items.k.length * (this.a[t]?.length ?? 1);
     const room = Float64Array.from(this.a[t] ?? new Float64Array(0));
     const counts = new Int32Array(items.k.length);
-    /** The same counts by problem item, for the rules. */
-    const full = new Int32Array(this.count.length);
+    /** The same counts by problem item, for the rules (only kept when there are rules: this runs thousands of times a solve). */
+    const full = new Int32Array(this.rules.length > 0 ? this.count.length : 0);
     let value = 0;
+    const order = this.densityOrder(t, pi, items);
     for (let pass = 0; pass < 2; pass++) {
-      for (const j of this.densityOrder(t, pi, items)) {
+      for (const j of order) {
         const k = items.k[j] ?? 0;
         const r = this.r[k] ?? new Float64Array(0);
         let copies = (items.ub[j] ?? 0) - (counts[j] ?? 0);
@@ -636,7 +660,7 @@ export class PatternGenerator {
         if (copies > 0 && this.rules.length > 0) copies = Math.min(copies, this.ruleRoom(k, full));
         if (copies <= 0) continue;
         counts[j] = (counts[j] ?? 0) + copies;
-        full[k] = (full[k] ?? 0) + copies;
+        if (full.length > 0) full[k] = (full[k] ?? 0) + copies;
         value += copies * (pi[k] ?? 0);
         for (let i = 0; i < room.length; i++) room[i] = (room[i] ?? 0) - copies * (r[i] ?? 0);
       }
@@ -692,6 +716,25 @@ export class PatternGenerator {
   }
 
   /**
+   * The dynamic program's grid, zeroed, reused from call to call: a fresh one per call
+   * (up to 100,000 states, 800 kB) made most of the guide's garbage.
+   */
+  private scratchGrid(states: number): Float64Array {
+    if (this.grid.length < states) this.grid = new Float64Array(states);
+    const grid = this.grid.subarray(0, states);
+    grid.fill(0);
+    return grid;
+  }
+
+  /** The dynamic program's trace bits, zeroed, reused like scratchGrid. */
+  private scratchTrace(bytes: number): Uint8Array {
+    if (this.trace.length < bytes) this.trace = new Uint8Array(bytes);
+    const trace = this.trace.subarray(0, bytes);
+    trace.fill(0);
+    return trace;
+  }
+
+  /**
    * Exact bounded knapsack by dynamic programming over at most two dimensions, when the
    * others cannot bind: a dimension cannot if all items together fit in it, or if a
    * dimension still enforced caps it (every item's ratio between the two, times the
@@ -736,6 +779,15 @@ export class PatternGenerator {
     const w2 = second === undefined ? 0 : a[second] ?? 0;
     const width = w2 + 1;
     const states = (w1 + 1) * width;
+    // Over budget, the greedy prices the type instead: count the pieces before building them.
+    // In the cheap round the grid itself is capped too: a large grid with few pieces
+    // allocated tens of MB per call (many-pools: 300 MB of typed-array garbage).
+    let pieceCount = 0;
+    for (const ub of items.ub) for (let copies = 1, left = ub; left > 0; copies *= 2) {
+      left -= Math.min(copies, left);
+      pieceCount += 1;
+    }
+    if ((perPiece ? states * Math.max(1, pieceCount) : states) > budget || (perPiece && states > maxFastStates)) return undefined;
     const pieces: { j: number; copies: number; x: number; y: number; value: number }[] = [];
     items.k.forEach((k, j) => {
       const v = shapeOf(j);
@@ -746,29 +798,14 @@ export class PatternGenerator {
         pieces.push({ j, copies: take, x: first === undefined ? 0 : take * (v[first] ?? 0), y: second === undefined ? 0 : take * (v[second] ?? 0), value: take * (pi[k] ?? 0) });
       }
     });
-    // In the cheap round the grid itself is capped too: a large grid with few pieces
-    // allocated tens of MB per call (many-pools: 300 MB of typed-array garbage).
-    if ((perPiece ? states * Math.max(1, pieces.length) : states) > budget || (perPiece && states > maxFastStates)) return undefined;
     this.work += states * Math.max(1, pieces.length);
-    const best = new Float64Array(states);
-    const trace = pieces.length * states <= 2e8 ? new Uint8Array(Math.ceil((pieces.length * states) / 8)) : undefined;
-    pieces.forEach((piece, p) => {
-      const { x, y, value } = piece;
-      for (let i = w1; i >= x; i--) {
-        const row = i * width;
-        const from = (i - x) * width - y;
-        for (let j = w2; j >= y; j--) {
-          const candidate = (best[from + j] ?? 0) + value;
-          if (candidate > (best[row + j] ?? 0)) {
-            best[row + j] = candidate;
-            if (trace !== undefined) {
-              const bit = p * states + row + j;
-              trace[bit >> 3] = (trace[bit >> 3] ?? 0) | (1 << (bit & 7));
-            }
-          }
-        }
-      }
-    });
+    const best = this.scratchGrid(states);
+    const traced = pieces.length * states <= 2e8;
+    const trace = traced ? this.scratchTrace(Math.ceil((pieces.length * states) / 8)) : undefined;
+    for (let p = 0; p < pieces.length; p++) {
+      const piece = pieces[p];
+      if (piece !== undefined) relaxPiece(best, trace, { piece: p * states, x: piece.x, y: piece.y, value: piece.value, w1, w2 });
+    }
     const value = best[states - 1] ?? 0;
     if (trace === undefined) return { upper: value, value, pattern: undefined };
     const counts = new Int32Array(items.k.length);
@@ -782,5 +819,39 @@ export class PatternGenerator {
       state -= piece.x * width + piece.y;
     }
     return { upper: value, value, pattern: this.pattern(items, counts) };
+  }
+}
+
+/** One 0/1 piece of the dynamic program: its offset in the trace bits, size on the grid's two axes and value. */
+interface GridPiece {
+  readonly piece: number;
+  readonly x: number;
+  readonly y: number;
+  readonly value: number;
+  readonly w1: number;
+  readonly w2: number;
+}
+
+/**
+ * One piece over the whole grid (best[i·(w2+1) + j]: the best value within capacity i, j),
+ * from the far corner down so each state takes the piece at most once; sets the piece's
+ * trace bit where it improves a state. The innermost loop of the guide's pricing, kept
+ * free of closures and allocation.
+ */
+function relaxPiece(best: Float64Array, trace: Uint8Array | undefined, { piece, x, y, value, w1, w2 }: GridPiece): void {
+  const width = w2 + 1;
+  for (let i = w1; i >= x; i--) {
+    const row = i * width;
+    const from = (i - x) * width - y;
+    for (let j = w2; j >= y; j--) {
+      const candidate = (best[from + j] as number) + value;
+      if (candidate > (best[row + j] as number)) {
+        best[row + j] = candidate;
+        if (trace !== undefined) {
+          const bit = piece + row + j;
+          trace[bit >> 3] = (trace[bit >> 3] as number) | (1 << (bit & 7));
+        }
+      }
+    }
   }
 }

@@ -11,7 +11,7 @@
 // derived from their contents.
 import { karpenterLoopAlternative } from './alternative';
 import { buildClass, classKeys, podValue, type ClassKeys, standaloneCost, type ClassBuildContext, type PodClass } from './classes';
-import { addToClaimMutating, canAddToClaim, finalizeClaimMutating, restoreTargetMutating, retargetMutating, type Claim } from './claim';
+import { addToClaimMutating, canAddToClaim, finalizeClaimsMutating, restoreTargetMutating, retargetMutating, type Claim } from './claim';
 import { topologyOf, type SolveContext } from './context';
 import { addToFixedMutating, canAddToFixed, domainOfFixed, existingNode, inFlightNode, type FixedNode } from './fixed-nodes';
 import { openForSeedMutating, shapeOf } from './fill';
@@ -31,6 +31,8 @@ import { Topology } from './topology';
 
 interface QueuedPod {
   readonly key: string;
+  /** The pod's place in key order (podsOf): compares as the key does, without comparing strings. */
+  readonly rank: number;
   readonly pod: PendingPod;
   readonly spec: EffectiveSpec;
   readonly podClass: PodClass;
@@ -67,7 +69,7 @@ export interface SolveOptions {
 
 export function solve(input: PackingInput, options: SolveOptions = {}): Plan {
   // Classes depend on the input only: the guided solve reuses the greedy solve's.
-  const shared: SharedClasses = { classes: new Map(), compatCache: new Map(), shapes: new Map() };
+  const shared: SharedClasses = { classes: new Map(), compatCache: new Map(), shapes: new Map(), standalones: new Map() };
   // The greedy run's state is dropped before the guided run starts (peak memory: only
   // its plan survives, as the guide's hints and the plan to beat).
   const { best, hints, guidable, fluidBound } = greedyPlan(input, shared);
@@ -96,6 +98,39 @@ interface SharedClasses {
   readonly classes: Map<string, PodClass>;
   readonly compatCache: ClassBuildContext['compatCache'];
   readonly shapes: ClassBuildContext['shapes'];
+  /** standaloneCost by hostname cap and shape: a function of the input's pools only, so of both solves. */
+  readonly standalones: Map<string, number>;
+  /** The input's pods as both solves take them (podsOf), and each one's class before any relaxation. */
+  pods?: SolvePods;
+  firstClasses?: readonly PodClass[];
+}
+
+/** The input's pods by name, duplicates dropped, with their keys, specs and (pods with rules of their own) class keys. */
+interface SolvePods {
+  readonly pods: readonly PendingPod[];
+  readonly keys: readonly string[];
+  readonly specs: readonly EffectiveSpec[];
+  readonly ruledKeys: readonly (ClassKeys | undefined)[];
+}
+
+function podsOf(input: PackingInput): SolvePods {
+  // Duplicate pod names would make the plan ambiguous: the first one wins.
+  const seen = new Set<string>();
+  // (keys built once per pod, not per comparison)
+  const keyed = input.pods.map((pod) => ({ pod, key: podKey(pod) })).sort((a, b) => cmp(a.key, b.key)).filter(({ key }) => {
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  const pods = keyed.map(({ pod }) => pod);
+  const specs = pods.map((pod) => effectiveSpec(pod));
+  // A pod with rules of its own is never an anonymous class: its class keys, computed here,
+  // name its topology subject and are reused by classOf.
+  const ruledKeys = pods.map((pod, i) => {
+    const spec = specs[i];
+    return spec === undefined || !hasRules(spec) ? undefined : classKeys(pod, spec);
+  });
+  return { pods, keys: keyed.map(({ key }) => key), specs, ruledKeys };
 }
 
 function solveWith(input: PackingInput, guide: Guide | undefined, shared: SharedClasses): { plan: Plan; unschedulable: Map<string, string>; model: LoopModel; guided: boolean; guidable: boolean; fluidBound: number } {
@@ -105,21 +140,8 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
   const startPools: Pool[] = pools.map((pool) => ({ ...pool, headroom: Float64Array.from(pool.headroom) }));
   const topology = new Topology({ guardSpread: true });
 
-  // Duplicate pod names would make the plan ambiguous: the first one wins.
-  const seen = new Set<string>();
-  // (keys built once per pod, not per comparison)
-  const pods = input.pods.map((pod) => ({ pod, key: podKey(pod) })).sort((a, b) => cmp(a.key, b.key)).filter(({ key }) => {
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  }).map(({ pod }) => pod);
-  const specs = pods.map((pod) => effectiveSpec(pod));
-  // A pod with rules of its own is never an anonymous class: its class keys, computed here,
-  // name its topology subject and are reused by classOf below.
-  const ruledKeys = pods.map((pod, i) => {
-    const spec = specs[i];
-    return spec === undefined || !hasRules(spec) ? undefined : classKeys(pod, spec);
-  });
+  shared.pods ??= podsOf(input);
+  const { pods, keys: podKeys, specs, ruledKeys } = shared.pods;
   // Pods of one deployment register the same groups: once per distinct subject and rules.
   const registered = new Set<string>();
   pods.forEach((pod, i) => {
@@ -145,7 +167,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
   const build: ClassBuildContext = { dims, pools, compatCache: shared.compatCache, shapes: shared.shapes };
   const classes = shared.classes;
   // A function of the class's shape and hostname cap only: once per pair.
-  const standalones = new Map<string, number>();
+  const standalones = shared.standalones;
   const assignValue = (podClass: PodClass): void => {
     const perNode = topologyOf(context, podClass).perNode;
     const standaloneKey = `${perNode}|${podClass.shapeId}`;
@@ -172,9 +194,13 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
     }
     return podClass;
   };
+  // The pods' first classes are the same in both solves (the same input, the same topology
+  // groups, the classes shared): the guided solve reuses the greedy one's.
+  const firstClasses = shared.firstClasses ?? pods.map((pod, i) => classOf(pod, specs[i] ?? effectiveSpec(pod), ruledKeys[i]));
+  shared.firstClasses = firstClasses;
   const initialQueue: QueuedPod[] = pods.map((pod, i) => {
     const spec = specs[i] ?? effectiveSpec(pod);
-    return { key: podKey(pod), pod, spec, podClass: classOf(pod, spec, ruledKeys[i]) };
+    return { key: podKeys[i] ?? podKey(pod), rank: i, pod, spec, podClass: firstClasses[i] ?? classOf(pod, spec, ruledKeys[i]) };
   });
 
   // Fluid-LP prices over every pod's demand and the usable capacity of every type that can
@@ -196,7 +222,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
   for (const podClass of classes.values()) assignValue(podClass);
   // (Every class, also ones from an earlier solve: their value is a function of the same prices.)
 
-  const state: PackState = { queues: new Map(), activeByPool: [], groupsByPool: [], claims: [], typeChoice: new Map(), hostCaps: new Map(), typeFacts: new Map(), shareValues: new Map(), shapeIds: new Map(), maskKeys: new WeakMap(), waiting: 0, guided: false, guidable: false };
+  const state: PackState = { queues: new Map(), activeByPool: [], groupsByPool: [], claims: [], typeChoice: new Map(), hostCaps: new Map(), typeFacts: new Map(), shareValues: [], shapeIds: new Map(), maskKeys: new WeakMap(), waiting: 0, guided: false, guidable: false };
   const unschedulable = new Map<string, string>();
   let queue = initialQueue;
 
@@ -204,7 +230,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
     queue.sort((a, b) => b.podClass.value - a.podClass.value
       || (b.podClass.requests[0] ?? 0) - (a.podClass.requests[0] ?? 0)
       || (b.podClass.requests[1] ?? 0) - (a.podClass.requests[1] ?? 0)
-      || cmp(a.key, b.key));
+      || a.rank - b.rank);
     const waiting = queue.filter((item) => !placeOnFixedMutating(item, existing, inFlight, context)
       && !(round > 0 && placeOnPlannedMutating(item, state.claims, context)));
     const failures = packNewClaimsMutating(waiting, state, context, round === 0, guide);
@@ -218,7 +244,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
     }
   }
 
-  const finals = state.claims.filter((c) => c.pods.length > 0).map((claim) => finalizeClaimMutating(claim, input.maxInstanceTypes));
+  const finals = finalizeClaimsMutating(state.claims.filter((c) => c.pods.length > 0), input.maxInstanceTypes);
   const plan = buildPlan({ finals, existing, inFlight, unschedulable, dims });
   const model: LoopModel = { dims, pools: startPools, classOf };
   // (the fluid LP over every pod's demand and the types that hold one: a lower bound on new nodes' cost without free existing capacity)
@@ -324,7 +350,7 @@ function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, 
     for (const queue of active) {
       let group = groups[queue.shape];
       if (group === undefined) {
-        group = { requests: queue.podClass.requests, queues: [] };
+        group = { requests: queue.podClass.requests, queues: [], scaled: new Map() };
         groups[queue.shape] = group;
       }
       group.queues.push(queue);

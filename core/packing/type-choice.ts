@@ -180,8 +180,12 @@ function forcedNodes(active: readonly ClassQueue[], state: PackState, pool: Pool
  */
 function shareValue(podClass: PodClass, pool: Pool, state: PackState): number {
   // (a function of the class's shape)
-  const key = `${pool.order}|${podClass.shapeId}`;
-  const cached = state.shareValues.get(key);
+  let values = state.shareValues[pool.order];
+  if (values === undefined) {
+    values = new Map();
+    state.shareValues[pool.order] = values;
+  }
+  const cached = values.get(podClass.shapeId);
   if (cached !== undefined) return cached;
   let best = Infinity;
   const feasibility = podClass.feasibility[pool.order];
@@ -198,7 +202,7 @@ function shareValue(podClass: PodClass, pool: Pool, state: PackState): number {
     }
   }
   const value = Number.isFinite(best) ? best : 0;
-  state.shareValues.set(key, value);
+  values.set(podClass.shapeId, value);
   return value;
 }
 
