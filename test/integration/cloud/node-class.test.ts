@@ -1,3 +1,4 @@
+import { DescribeLaunchTemplatesCommand } from '@aws-sdk/client-ec2';
 import { startCloudHarness, aNodeClass, type CloudHarness } from '../../support/cloud';
 import { launchTemplateContent } from '../../../activities/cloud/launch';
 
@@ -89,7 +90,22 @@ describe('launch templates', () => {
   });
 
   it('treats AlreadyExists from a concurrent creation as success', async () => {
-    const [a, b] = await Promise.all([h.provider.ensureLaunchTemplate(content(h, 'race')), h.provider.ensureLaunchTemplate(content(h, 'race'))]);
-    expect(a).toEqual(b);
+    // The race made deterministic: the first creation is held at the proxy while a second
+    // ensure creates the template, so moto answers the first with AlreadyExists. (Two
+    // creations merely sent together can both succeed on moto, which does not check names
+    // atomically, and leave two templates of one name: a CI run failed on that.)
+    let concurrent: ReturnType<CloudHarness['provider']['ensureLaunchTemplate']> | undefined;
+    h.proxy.inject({
+      kind: 'hold',
+      action: 'CreateLaunchTemplate',
+      hold: async () => {
+        concurrent = h.provider.ensureLaunchTemplate(content(h, 'race'));
+        await concurrent;
+      },
+    });
+    const first = await h.provider.ensureLaunchTemplate(content(h, 'race'));
+    expect(first).toEqual(await concurrent);
+    const named = await h.direct.send(new DescribeLaunchTemplatesCommand({ LaunchTemplateNames: [first.name] }));
+    expect(named.LaunchTemplates?.map((t) => t.LaunchTemplateId)).toEqual([first.id]);
   });
 });
