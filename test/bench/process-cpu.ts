@@ -116,7 +116,11 @@ export class CpuLedger {
   /** Takes one sample: every process that is the root or descends from it. */
   sample(processes: readonly ProcessSample[]): void {
     const children = new Map<number, ProcessSample[]>();
-    for (const p of processes) children.set(p.stat.ppid, [...(children.get(p.stat.ppid) ?? []), p]);
+    for (const p of processes) {
+      const siblings = children.get(p.stat.ppid);
+      if (siblings === undefined) children.set(p.stat.ppid, [p]);
+      else siblings.push(p);
+    }
     const rootSample = processes.find((p) => p.stat.pid === this.root);
     if (rootSample === undefined) return;
     const queue = [rootSample];

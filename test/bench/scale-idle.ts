@@ -41,10 +41,12 @@ import { startTemporal } from '../../dev/stack/temporal';
 import { projectRoot } from '../../dev/paths';
 import { buildShippedWorker, shippedWorkerEnvOfCheckout } from '../support/shipped-worker';
 import { workflowCacheSize } from '../../workers/sizing';
+import { clockTicksPerSecond, parseProcStat } from './process-cpu';
+import { rssMiBFromStatus } from './scale-checks';
 
 const say = (line: string) => process.stderr.write(`[scale] ${new Date().toISOString().slice(11, 19)} ${line}\n`);
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+const CLOCK_TICKS = clockTicksPerSecond();
 
 interface Options {
   workflows: number;
@@ -104,14 +106,9 @@ interface Reading {
 }
 
 function read(pid: number): Reading {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const rssKiB = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? NaN);
-  // /proc/<pid>/stat: the command may contain spaces, so count fields after its closing ')'
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  return { at: Date.now(), rssMiB: rssKiB / 1024, cpuSeconds: (utime + stime) / CLOCK_TICKS };
+  const rssMiB = rssMiBFromStatus(readFileSync(`/proc/${pid}/status`, 'utf8')) ?? NaN;
+  const stat = parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  return { at: Date.now(), rssMiB, cpuSeconds: (stat?.cpuTicks ?? NaN) / CLOCK_TICKS };
 }
 
 interface Window {

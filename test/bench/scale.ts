@@ -503,6 +503,11 @@ async function main(): Promise<void> {
     // CPU by component of this run's process tree (the stack, the workers, this process)
     const cpu = new CpuLedger(process.pid, clockTicksPerSecond());
     every('cpu', 2_000, async () => cpu.sample(readProcesses()));
+    // a phase boundary: a fresh sample, so the phase is charged up to this moment
+    const markCpu = (phase: string) => {
+      cpu.sample(readProcesses());
+      cpu.mark(phase);
+    };
     every('sdk metrics', 5_000, async () => {
       for (const s of slots) {
         if (!s.child || hasExited(s.child)) continue;
@@ -628,8 +633,7 @@ async function main(): Promise<void> {
 
     phase = 'up';
     const upStart = Date.now();
-    cpu.sample(readProcesses());
-    cpu.mark('up');
+    markCpu('up');
     for (const c of clusters) await applyWorkload(c.guest, o.podsPerCluster);
     say(`phase up: ${o.podsPerCluster} pods per cluster (${JSON.stringify(replicasOf(o.podsPerCluster))}) applied`);
     let lastLine = '';
@@ -660,8 +664,7 @@ async function main(): Promise<void> {
 
     // ---- phase 2: down --------------------------------------------------------------
     phase = 'down';
-    cpu.sample(readProcesses());
-    cpu.mark('down');
+    markCpu('down');
     const nodesBefore = (await Promise.all(clusters.map(listNodes))).reduce((a, b) => a + b, 0);
     for (const c of clusters) await scaleWorkload(c.guest, Math.floor(o.podsPerCluster / 2));
     say(`phase down: every Deployment at 50 % (${nodesBefore} nodes before)`);
@@ -690,8 +693,7 @@ async function main(): Promise<void> {
 
     // ---- phase 3: delete ------------------------------------------------------------
     phase = 'delete';
-    cpu.sample(readProcesses());
-    cpu.mark('delete');
+    markCpu('delete');
     for (const c of clusters) await deleteWorkload(c.guest);
     say('phase delete: workloads deleted; disabling AutoNode on every cluster');
     const disableStart = Date.now();
@@ -712,8 +714,7 @@ async function main(): Promise<void> {
 
     // ---- verdicts -------------------------------------------------------------------
     phase = 'checks';
-    cpu.sample(readProcesses());
-    cpu.mark('end');
+    markCpu('end');
     proxy.random(undefined);
     const finalInstances = await allInstances(clusters[0]?.ec2 as EC2Client);
     for (const d of duplicateInstances(finalInstances)) duplicatesSeen.set(d.nodeClaim, d);
