@@ -2,9 +2,10 @@
  * Submitting a CSR and waiting for its certificate, as the kubelet's certificate manager
  * does (with whatever identity the CertificatesV1Api was built from).
  */
-import { type CertificatesV1Api } from '@kubernetes/client-node';
+import { type CertificatesV1Api, type V1CertificateSigningRequest } from '@kubernetes/client-node';
 import { csrState } from '../../activities/kube/csr-parse';
-import { apiStatus } from '../../activities/kube/errors';
+import { apiStatus, isConflict } from '../../activities/kube/errors';
+import { sameRequest } from './pki';
 
 /** An API server that is restarting or overloaded: no answer at all, 429, or 5xx. The certificate manager waits it out. */
 const isUnavailable = (err: unknown): boolean => {
@@ -16,6 +17,17 @@ export interface CsrSubmission {
   signerName: string;
   requestPem: string;
   usages: string[];
+  /**
+   * The bootstrap client CSR's fixed name (bootstrapCsrName). With it the create is retried
+   * while the API server is unavailable, and an existing CSR of that name carrying this
+   * request is taken as ours: a create the server stored but whose answer was lost, or a
+   * request made before the kubelet restarted. Without it the CSR gets a generated name (the
+   * certificate manager's serving CSRs): one attempt, never reused.
+   */
+  name?: string;
+  signal?: AbortSignal;
+  /** how long to wait between creates while the API server is unavailable (default 1 s) */
+  retryMs?: number;
 }
 
 /** The CSR was denied or the signer failed it: a real kubelet would start over. */
@@ -35,19 +47,39 @@ export class CsrRejectedError extends Error {
 }
 
 export async function submitCsr(certificates: CertificatesV1Api, submission: CsrSubmission): Promise<string> {
-  const created = await certificates.createCertificateSigningRequest({
-    body: {
-      // generateName, like the kubelet: a CSR is one attempt, never reused
-      metadata: { generateName: 'csr-' },
-      spec: {
-        request: Buffer.from(submission.requestPem, 'utf8').toString('base64'),
-        signerName: submission.signerName,
-        usages: submission.usages,
-      },
+  const body: V1CertificateSigningRequest = {
+    metadata: submission.name ? { name: submission.name } : { generateName: 'csr-' },
+    spec: {
+      request: Buffer.from(submission.requestPem, 'utf8').toString('base64'),
+      signerName: submission.signerName,
+      usages: submission.usages,
     },
-  });
-  const name = created.metadata?.name;
-  if (!name) throw new Error('the API server created a CSR without a name');
+  };
+  for (;;) {
+    submission.signal?.throwIfAborted();
+    try {
+      const created = await certificates.createCertificateSigningRequest({ body });
+      const name = created.metadata?.name;
+      if (!name) throw new Error('the API server created a CSR without a name');
+      return name;
+    } catch (err) {
+      if (!submission.name) throw err;
+      if (isConflict(err)) return ensureOurs(certificates, submission.name, submission);
+      if (!isUnavailable(err)) throw err;
+      await sleep(submission.retryMs ?? 1_000, submission.signal);
+    }
+  }
+}
+
+/** The CSR already named `name` must be this request (same key, subject, signer and usages), or the kubelet cannot go on. */
+async function ensureOurs(certificates: CertificatesV1Api, name: string, submission: CsrSubmission): Promise<string> {
+  const existing = await certificates.readCertificateSigningRequest({ name });
+  const existingPem = Buffer.from(existing.spec.request, 'base64').toString('utf8');
+  const compatible =
+    existing.spec.signerName === submission.signerName &&
+    JSON.stringify(existing.spec.usages ?? []) === JSON.stringify(submission.usages) &&
+    sameRequest(existingPem, submission.requestPem);
+  if (!compatible) throw new Error(`CSR ${name} already exists and is not this kubelet's request (another key, subject, signer or usages)`);
   return name;
 }
 

@@ -7,7 +7,7 @@
 import { type KubeConfig } from '@kubernetes/client-node';
 import { type CloudInstance } from '../../activities/cloud/domain';
 import { CsrRejectedError, sleep } from './csr-requests';
-import { SimulatedKubelet, type KubeletRun } from './kubelet';
+import { SimulatedKubelet, type KubeletDisk, type KubeletRun } from './kubelet';
 import { type SimulatedInstance } from './node-object';
 import { planBoot, type WithoutUserData } from './boot';
 import { type ClusterAccess } from './identity';
@@ -38,7 +38,7 @@ export interface SimulatedKubeletFleetOptions {
   onEvent?: (event: FleetEvent) => void;
   /**
    * Start a kubelet again (on the next poll) when its run failed on anything but a refused
-   * CSR — an API server that was down, a 429 — as systemd restarts a real one. Off by
+   * CSR — an API server that was down, a 429 — as systemd restarts a real one, with its disk. Off by
    * default: tests that watch a kubelet fail expect it to stay down.
    */
   restartFailedKubelets?: boolean;
@@ -47,6 +47,8 @@ export interface SimulatedKubeletFleetOptions {
 export class SimulatedKubeletFleet {
   private readonly kubelets = new Map<string, SimulatedKubelet>();
   private readonly runs = new Map<string, Promise<KubeletRun | undefined>>();
+  /** each machine's disk: a restarted kubelet finds its bootstrap key and client certificate */
+  private readonly disks = new Map<string, KubeletDisk>();
   /** instances whose kubelet cannot start (no usable configuration): reported once, never retried */
   private readonly refused = new Set<string>();
   private stopped = false;
@@ -89,6 +91,7 @@ export class SimulatedKubeletFleet {
       if (booting) this.launch(booting.instance, booting.guest, booting.bootstrap);
     }
     for (const instanceId of this.refused) if (!live.has(instanceId)) this.refused.delete(instanceId);
+    for (const instanceId of this.disks.keys()) if (!live.has(instanceId)) this.disks.delete(instanceId);
     for (const [instanceId, kubelet] of this.kubelets) {
       if (live.has(instanceId)) continue;
       kubelet.stop();
@@ -135,7 +138,9 @@ export class SimulatedKubeletFleet {
   }
 
   private launch(instance: SimulatedInstance, guest: ClusterAccess, bootstrap: KubeConfig): void {
-    const kubelet = new SimulatedKubelet({ instance, guest, bootstrap });
+    let disk = this.disks.get(instance.instanceId);
+    if (!disk) this.disks.set(instance.instanceId, (disk = {}));
+    const kubelet = new SimulatedKubelet({ instance, guest, bootstrap, disk });
     this.kubelets.set(instance.instanceId, kubelet);
     this.options.onEvent?.({ type: 'started', instanceId: instance.instanceId, nodeName: kubelet.nodeName });
     const run = kubelet.run().then(
@@ -147,7 +152,8 @@ export class SimulatedKubeletFleet {
         if (this.stopped) return undefined;
         // A kubelet whose CSR was denied stays down, like a machine that cannot join.
         if (this.options.restartFailedKubelets && kubelet.phase !== 'stopped' && !(error instanceof CsrRejectedError)) {
-          // registering again finds its Node (register() reads it on a conflict)
+          // the disk keeps its bootstrap key (the same CSR is asked for again and waited on)
+          // and its client certificate; registering again finds its Node
           if (this.kubelets.get(instance.instanceId) === kubelet) this.kubelets.delete(instance.instanceId);
           this.options.onEvent?.({ type: 'restarting', instanceId: instance.instanceId, error });
           return undefined;

@@ -4,5 +4,5 @@ export * from './fleet';
 export * from './node-object';
 export * from './resources';
 export { CsrRejectedError, submitCsr, waitForCertificate } from './csr-requests';
-export { createCsrPem, generateKubeletKey, type CsrSubject, type KubeletKey } from './pki';
+export { bootstrapCsrName, createCsrPem, generateKubeletKey, type CsrSubject, type KubeletKey } from './pki';
 export * from './boot';

@@ -16,7 +16,7 @@ import { assertNever } from '../../core/assert';
 import { isConflict } from '../../activities/kube/errors';
 import { kubeClientsFromConfig, type KubeClients } from '../../activities/kube/clients';
 import { certificateKubeConfig, type ClusterAccess } from './identity';
-import { createCsrPem, generateKubeletKey, type CsrSubject, type KubeletKey } from './pki';
+import { bootstrapCsrName, createCsrPem, generateKubeletKey, type CsrSubject, type KubeletKey } from './pki';
 import { submitCsr, waitForCertificate } from './csr-requests';
 import { nodeObjectOf, nodeStatusOf, statusMatches, type SimulatedInstance } from './node-object';
 
@@ -52,6 +52,22 @@ export interface SimulatedKubeletOptions {
   /** an unrelated identity allowed to create CSRs, for forgeCsr('wrong-requester') */
   forger?: KubeConfig;
   pollMs?: number;
+  /**
+   * What the machine keeps on disk across kubelet restarts (the fleet keeps one per
+   * instance); without it each kubelet starts from an empty disk.
+   */
+  disk?: KubeletDisk;
+}
+
+/**
+ * A machine's /var/lib/kubelet/pki: the bootstrap key is written before the client CSR is
+ * made (so a restarted kubelet asks again under the same name), the client certificate once
+ * it is issued (so a restarted kubelet does not bootstrap again).
+ */
+export interface KubeletDisk {
+  bootstrapKey?: KubeletKey;
+  clientCsrName?: string;
+  clientCertificate?: { certPem: string; keyPem: string };
 }
 
 export type KubeletPhase = 'new' | 'awaiting-client-certificate' | 'registering' | 'registered' | 'serving-csr-submitted' | 'stopped' | 'failed';
@@ -80,9 +96,11 @@ export class SimulatedKubelet {
   private nodeClientsValue: KubeClients | undefined;
   private readonly bootstrapClients: KubeClients;
   private readonly abort = new AbortController();
+  private readonly disk: KubeletDisk;
 
   constructor(private readonly options: SimulatedKubeletOptions) {
     this.instance = options.instance;
+    this.disk = options.disk ?? {};
     this.nodeName = options.instance.privateDnsName;
     this.bootstrapClients = kubeClientsFromConfig(options.bootstrap);
   }
@@ -122,15 +140,28 @@ export class SimulatedKubelet {
   }
 
   private async obtainClientCertificate(): Promise<string> {
-    const key = await generateKubeletKey();
-    const name = await this.submit(this.bootstrapClients, Signers.kubeletClient, CLIENT_USAGES, this.nodeSubject(), key);
-    this.timings.clientCsrSubmitted = Date.now();
-    this.phaseValue = 'awaiting-client-certificate';
-    // Only the bootstrapper's credentials exist yet; it may read its own CSR's status.
-    const certPem = await waitForCertificate(this.bootstrapClients.certificates, name, this.waitOptions());
-    this.timings.clientCertificateIssued = Date.now();
-    this.nodeClientsValue = kubeClientsFromConfig(certificateKubeConfig(this.options.guest, nodeUsername(this.nodeName), { certPem, keyPem: key.keyPem }));
-    return name;
+    const disk = this.disk;
+    if (!disk.clientCertificate || !disk.clientCsrName) {
+      disk.bootstrapKey ??= await generateKubeletKey();
+      const key = disk.bootstrapKey;
+      const subject = this.nodeSubject();
+      const name = await submitCsr(this.bootstrapClients.certificates, {
+        name: await bootstrapCsrName(key, subject, CLIENT_USAGES),
+        signerName: Signers.kubeletClient,
+        usages: CLIENT_USAGES,
+        requestPem: await createCsrPem(key, subject),
+        signal: this.abort.signal,
+      });
+      this.timings.clientCsrSubmitted = Date.now();
+      this.phaseValue = 'awaiting-client-certificate';
+      // Only the bootstrapper's credentials exist yet; it may read its own CSR's status.
+      const certPem = await waitForCertificate(this.bootstrapClients.certificates, name, this.waitOptions());
+      disk.clientCertificate = { certPem, keyPem: key.keyPem };
+      disk.clientCsrName = name;
+      this.timings.clientCertificateIssued = Date.now();
+    }
+    this.nodeClientsValue = kubeClientsFromConfig(certificateKubeConfig(this.options.guest, nodeUsername(this.nodeName), disk.clientCertificate));
+    return disk.clientCsrName;
   }
 
   private async register(): Promise<void> {

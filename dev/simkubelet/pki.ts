@@ -5,7 +5,7 @@
  */
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
-import { webcrypto } from 'node:crypto';
+import { createHash, webcrypto } from 'node:crypto';
 
 x509.cryptoProvider.set(webcrypto);
 
@@ -47,4 +47,27 @@ export async function createCsrPem(key: KubeletKey, subject: CsrSubject): Promis
     extensions: sans.length > 0 ? [new x509.SubjectAlternativeNameExtension(sans)] : [],
   });
   return request.toString('pem');
+}
+
+/**
+ * The name the kubelet gives its bootstrap client CSR: `node-csr-` and a digest of the
+ * public key, the subject's CN and O, and the usages (digestedName in the kubelet's
+ * bootstrap). A kubelet restarted while its request is pending keeps its key on disk, so it
+ * asks under the same name, gets AlreadyExists, and waits for the request it already made.
+ */
+export async function bootstrapCsrName(key: KubeletKey, subject: CsrSubject, usages: readonly string[]): Promise<string> {
+  const hash = createHash('sha512-256');
+  // each field is encoded and delimited, so two different inputs never hash the same stream
+  const write = (data: Uint8Array | string) => hash.update(Buffer.from(data).toString('base64url')).update('|');
+  write(new Uint8Array(await webcrypto.subtle.exportKey('spki', key.keys.publicKey)));
+  write(subject.commonName);
+  for (const organization of subject.organizations) write(organization);
+  for (const usage of usages) write(usage);
+  return `node-csr-${hash.digest('base64url')}`;
+}
+
+/** Whether two PEM requests carry the same public key and subject (the kubelet's ensureCompatible). */
+export function sameRequest(aPem: string, bPem: string): boolean {
+  const [a, b] = [new x509.Pkcs10CertificateRequest(aPem), new x509.Pkcs10CertificateRequest(bPem)];
+  return Buffer.from(a.publicKey.rawData).equals(Buffer.from(b.publicKey.rawData)) && a.subject === b.subject;
 }

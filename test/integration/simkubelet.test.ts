@@ -1,13 +1,32 @@
 import { type CoreV1Event } from '@kubernetes/client-node';
 import { randomInt } from 'node:crypto';
-import { kubeClientsFromKubeconfigFile, type KubeClients } from '../../activities/kube/clients';
+import { kubeClientsFromConfig, kubeClientsFromKubeconfigFile, type KubeClients } from '../../activities/kube/clients';
 import { createCsrActivities, csrState, type CsrActivities } from '../../activities/kube/csr';
+import { isInvalidCsrError, parseCsr } from '../../activities/kube/csr-parse';
+
+/** The CN of a kubelet client CSR (undefined for any other CSR). */
+function clientCommonNameOf(csr: unknown): string | undefined {
+  try {
+    const parsed = parseCsr(csr);
+    return parsed.signerName === 'kubernetes.io/kube-apiserver-client-kubelet' ? parsed.subject.commonName : undefined;
+  } catch (err) {
+    // other tests leave malformed requests behind: those name no node here
+    if (isInvalidCsrError(err)) return undefined;
+    throw err;
+  }
+}
 import { createEventRecorder, EVENT_SOURCE_COMPONENT } from '../../activities/kube/events';
 import { isForbidden } from '../../activities/kube/errors';
 import { defaultCsrPolicy, type CsrCheck, type ExpectedNode } from '../../core/csr/csr-policy';
 import {
+  CLIENT_USAGES,
   FOREIGN_IP,
   SimulatedKubelet,
+  bootstrapCsrName,
+  createCsrPem,
+  generateKubeletKey,
+  submitCsr,
+  type KubeletDisk,
   SimulatedKubeletFleet,
   instanceUserData,
   type FleetEvent,
@@ -122,12 +141,71 @@ describe('simulated kubelet against the real guest control plane', () => {
     await Promise.allSettled(createdNodes.map((name) => admin.core.deleteNode({ name })));
   });
 
-  function aKubelet(instance: SimulatedInstance): SimulatedKubelet {
+  function aKubelet(instance: SimulatedInstance, options: { disk?: KubeletDisk; approve?: boolean } = {}): SimulatedKubelet {
     // EC2 launch times are whole seconds; the CSR comes after, as on a real machine.
-    approver.expect(instance, Math.floor(Date.now() / 1000) * 1000);
+    if (options.approve ?? true) approver.expect(instance, Math.floor(Date.now() / 1000) * 1000);
     createdNodes.push(instance.privateDnsName);
-    return new SimulatedKubelet({ instance, guest: clusterAccessOf(admin.config), bootstrap: bootstrap.kubeConfig, forger: forger.kubeConfig });
+    return new SimulatedKubelet({ instance, guest: clusterAccessOf(admin.config), bootstrap: bootstrap.kubeConfig, forger: forger.kubeConfig, ...(options.disk ? { disk: options.disk } : {}) });
   }
+
+  /** Every kubelet client CSR in the cluster whose request names this node (by its CN). */
+  async function clientCsrsOf(nodeName: string): Promise<string[]> {
+    const all = await admin.certificates.listCertificateSigningRequest();
+    return all.items.filter((csr) => clientCommonNameOf(csr) === `system:node:${nodeName}`).map((csr) => csr.metadata!.name!);
+  }
+
+  describe('a client CSR is asked for once per machine, as the kubelet does', () => {
+    it('a kubelet restarted while its client CSR is pending asks again under the same name and joins with that one request', async () => {
+      const instance = anInstance();
+      const disk: KubeletDisk = {};
+      // not yet expected by the approver: the first kubelet's request stays pending
+      const first = aKubelet(instance, { disk, approve: false });
+      const firstRun = first.run().then(() => 'joined', (err: unknown) => err);
+      await eventually('the first kubelet to submit its client CSR', async () => (first.phase === 'awaiting-client-certificate' ? true : undefined));
+      first.stop();
+      expect(await firstRun).toBeInstanceOf(Error);
+      const [pending] = await clientCsrsOf(instance.privateDnsName);
+      expect(pending).toMatch(/^node-csr-[A-Za-z0-9_-]{43}$/);
+
+      const second = aKubelet(instance, { disk });
+      const run = await second.run();
+      expect(run.clientCsrName).toBe(pending);
+      expect(await clientCsrsOf(instance.privateDnsName)).toEqual([pending]);
+      expect(csrState(await admin.certificates.readCertificateSigningRequest({ name: pending! }))).toMatchObject({ phase: 'approved', reason: 'AutoNodeApproved' });
+
+      // restarted once more after joining, it uses the certificate on its disk and asks for nothing
+      const third = aKubelet(instance, { disk });
+      expect((await third.run()).clientCsrName).toBe(pending);
+      expect(await clientCsrsOf(instance.privateDnsName)).toEqual([pending]);
+    });
+
+    it('a create the API server stored but whose answer was lost is retried and taken as ours; another key under that name is refused', async () => {
+      const instance = anInstance();
+      const certificates = kubeClientsFromConfig(bootstrap.kubeConfig).certificates;
+      let creates = 0;
+      const lossy: typeof certificates = Object.create(certificates);
+      lossy.createCertificateSigningRequest = async (param) => {
+        creates += 1;
+        const created = await certificates.createCertificateSigningRequest(param);
+        // the server stored it; the answer never arrives (no HTTP status: the kubelet retries)
+        if (creates === 1) throw new Error('socket hang up');
+        return created;
+      };
+      const subject = { commonName: `system:node:${instance.privateDnsName}`, organizations: ['system:nodes'] };
+      const key = await generateKubeletKey();
+      const name = await bootstrapCsrName(key, subject, CLIENT_USAGES);
+      const submission = { name, signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: CLIENT_USAGES, retryMs: 50 };
+
+      expect(await submitCsr(lossy, { ...submission, requestPem: await createCsrPem(key, subject) })).toBe(name);
+      expect(creates).toBe(2);
+      expect(await clientCsrsOf(instance.privateDnsName)).toEqual([name]);
+
+      // someone else's key under this kubelet's name: it must not wait on a request it cannot use
+      const refusal = await submitCsr(certificates, { ...submission, requestPem: await createCsrPem(await generateKubeletKey(), subject) }).then(() => undefined, (err: unknown) => err);
+      expect(refusal).toEqual(expect.objectContaining({ message: expect.stringContaining(`CSR ${name} already exists and is not this kubelet's request`) }));
+      await admin.certificates.deleteCertificateSigningRequest({ name });
+    });
+  });
 
   it('bootstraps with real identities: client CSR approved and signed, Node registered as itself, serving CSR approved, kwok makes it Ready', async () => {
     const instance = anInstance();
