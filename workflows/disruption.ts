@@ -227,7 +227,8 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
         .simulateMultiNodeConsolidation({ cluster, taskQueues, batchId: uuid4(), unavailable: [], candidates: multi.map(({ nodeClaim, node }) => ({ nodeClaim, node })), ...settings })
         .catch((err: unknown): MultiNodeSimulation => ({ simulations: 0, tried: [], candidates: [], decision: { kind: 'reject', reason: `simulation failed: ${failureMessage(err)}` } }));
       status.lastMultiNode = { at: stamp(), candidates: multi.length, tried: sim.tried ?? [], verdict: sim.decision.kind === 'reject' ? sim.decision.reason : sim.decision.kind };
-      if (sim.decision.kind === 'reject') triedMulti = multiKey;
+      // a transient rejection (pending pods still waiting for nodes) is simulated again next round
+      if (sim.decision.kind === 'reject') triedMulti = sim.decision.transient ? triedMulti : multiKey;
       else {
         const chosen = new Set(sim.candidates.map((c) => c.nodeClaim));
         command = { method: 'consolidation', reason: 'Underutilized', candidates: multi.filter((c) => chosen.has(c.nodeClaim)), replace: sim.decision.kind !== 'delete', summary: consolidationSummary(sim.decision, chosen.size, sim.lpBoundPerHour) };
@@ -240,9 +241,9 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
       for (const c of round.consolidate.filter((x) => tried[x.nodeClaim] === undefined).slice(0, input.consolidationTries ?? 3)) {
         const sim = await packing
           .simulateConsolidation({ cluster, taskQueues, batchId: uuid4(), unavailable: [], nodeClaim: c.nodeClaim, node: c.node, ...settings })
-          .catch((err: unknown) => ({ planned: undefined, decision: { kind: 'reject' as const, reason: `simulation failed: ${failureMessage(err)}` }, lpBoundPerHour: undefined }));
+          .catch((err: unknown): { planned?: undefined; decision: ConsolidationDecision; lpBoundPerHour?: undefined } => ({ decision: { kind: 'reject', reason: `simulation failed: ${failureMessage(err)}` } }));
         if (sim.decision.kind === 'reject') {
-          tried[c.nodeClaim] = memory[c.nodeClaim]?.pods ?? '';
+          if (!sim.decision.transient) tried[c.nodeClaim] = memory[c.nodeClaim]?.pods ?? '';
           status.blocked.push({ nodeClaim: c.nodeClaim, method: 'consolidation', reason: sim.decision.reason });
           continue;
         }

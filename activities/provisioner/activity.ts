@@ -264,7 +264,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
       const search = await multiNodeSearch(raw.candidates, (prefix) => simulateMoveOn(state, prefix, settings));
       return search.best
         ? { simulations: search.simulations, tried: search.tried, candidates: search.candidates, ...withBound(search.best), decision: search.best.decision }
-        : { simulations: search.simulations, tried: search.tried, candidates: [], decision: { kind: 'reject', reason: search.reason ?? 'fewer than 2 candidates' } };
+        : { simulations: search.simulations, tried: search.tried, candidates: [], decision: { kind: 'reject', reason: search.reason ?? 'fewer than 2 candidates', ...(search.transient ? { transient: true as const } : {}) } };
     },
     /**
      * A consolidation command's validation (validation.go): after the delay, the same

@@ -214,7 +214,11 @@ export async function simulateMove(
   options: Omit<PlanOptions, 'view' | 'tell'>,
 ): Promise<MoveSimulationResult> {
   const nodes = new Set(leaving.map((c) => c.node));
-  const { planned, plan, packing } = await planView(state, { ...options, view: (world) => withoutNodes(world, nodes) });
+  const { planned, plan, packing } = await planView(state, { ...options, view: (world) => withoutNodes(world, nodes, { keepPending: true }) });
+  // the pods that were pending before: they compete for the room the candidates' pods would take
+  const pendingBefore = new Set(state.world.provisionable.map(podKeyOf));
+  const unschedulable = (plan?.unschedulable ?? []).filter((u) => !pendingBefore.has(u.pod)).length;
+  const pendingOnNewNodes = (plan?.nodeClaims ?? []).reduce((n, c) => n + c.pods.filter((p) => pendingBefore.has(p)).length, 0);
   const types = replacementOptions(state.typesByClass);
   const claims = new Map(state.world.nodeClaims.map((c) => [c.metadata.name, c]));
   const priceOf = (name: string): ReplacedNode | undefined => {
@@ -230,7 +234,8 @@ export async function simulateMove(
     {
       candidates: leaving.map((c) => priceOf(c.nodeClaim)),
       claims: planned.claims.map((c) => ({ name: c.name, options: planned.optionLists[c.options] ?? [], capacityTypes: capacityTypesOf(c.requirements) })),
-      unschedulable: planned.unschedulable,
+      unschedulable,
+      pendingOnNewNodes,
       types,
     },
     settings,
@@ -257,6 +262,8 @@ export interface MultiNodeSearch<T> {
   best?: MoveSimulationResult & { decision: Exclude<ConsolidationDecision, { kind: 'reject' }> };
   /** the last rejection's reason, when nothing was found */
   reason?: string;
+  /** when nothing was found: some size was rejected only for now (moveDecision's transient) */
+  transient?: true;
 }
 
 /**
@@ -268,6 +275,7 @@ export async function multiNodeSearch<T>(candidates: readonly T[], simulate: (pr
   const capped = candidates.slice(0, MULTI_NODE_CANDIDATES);
   let best: { size: number; result: NonNullable<MultiNodeSearch<T>['best']> } | undefined;
   let lastReject: string | undefined;
+  let transient = false;
   let simulations = 0;
   const tried: MultiNodeSearch<T>['tried'] = [];
   let lo = 2;
@@ -280,13 +288,16 @@ export async function multiNodeSearch<T>(candidates: readonly T[], simulate: (pr
     tried.push({ size: mid, claims: result.planned.claims.length, pricePerHour: result.planned.pricePerHour, verdict: decision.kind === 'reject' ? decision.reason : decision.kind });
     if (decision.kind === 'reject') {
       lastReject = decision.reason;
+      if (decision.transient) transient = true;
       hi = mid - 1;
     } else {
       best = { size: mid, result: { ...result, decision } };
       lo = mid + 1;
     }
   }
-  return best ? { simulations, tried, candidates: capped.slice(0, best.size), best: best.result } : { simulations, tried, candidates: [], reason: lastReject ?? 'fewer than 2 candidates' };
+  return best
+    ? { simulations, tried, candidates: capped.slice(0, best.size), best: best.result }
+    : { simulations, tried, candidates: [], reason: lastReject ?? 'fewer than 2 candidates', ...(transient ? { transient: true as const } : {}) };
 }
 
 const BoundPodSchema = z.object({ spec: z.object({ nodeName: z.string().nullish() }).passthrough() }).passthrough();
@@ -295,10 +306,13 @@ const UNSCHEDULABLE = { phase: 'Pending', conditions: [{ type: 'PodScheduled', s
 
 /**
  * The world with these nodes gone: their claims and nodes left out, and the pods that would
- * have to move (not DaemonSet or mirror pods, not finished) Pending in their stead — the only
- * pods the plan places. What stays bound elsewhere still takes its room.
+ * have to move (not DaemonSet or mirror pods, not finished) Pending in their stead. What stays
+ * bound elsewhere still takes its room. With `keepPending` (a consolidation's simulation, as
+ * Karpenter's SimulateScheduling) the pods already pending are planned with them; without it
+ * (a drift or expiry replacement, launched for the moving pods only: the provisioner serves
+ * the pending ones) the moving pods are the only ones the plan places.
  */
-export function withoutNodes(world: World, leaving: ReadonlySet<string>): World {
+export function withoutNodes(world: World, leaving: ReadonlySet<string>, options: { keepPending?: boolean } = {}): World {
   const nodeOf = (pod: unknown) => BoundPodSchema.safeParse(pod).data?.spec.nodeName ?? undefined;
   const moving = world.bound
     .filter((p) => leaving.has(nodeOf(p) ?? '') && podDisposition({ ...(p as object), spec: {}, status: UNSCHEDULABLE }) === 'provisionable')
@@ -309,12 +323,17 @@ export function withoutNodes(world: World, leaving: ReadonlySet<string>): World 
     });
   return {
     ...world,
-    provisionable: moving,
+    provisionable: options.keepPending ? [...world.provisionable, ...moving] : moving,
     bound: world.bound.filter((p) => !leaving.has(nodeOf(p) ?? '')),
     nodes: world.nodes.filter((n) => !leaving.has((n as { metadata?: { name?: string } }).metadata?.name ?? '')),
     nodeClaims: world.nodeClaims.filter((c) => !leaving.has(c.status?.nodeName ?? '')),
   };
 }
+
+const podKeyOf = (pod: unknown): string => {
+  const metadata = (pod as { metadata?: { namespace?: unknown; name?: unknown } }).metadata;
+  return `${typeof metadata?.namespace === 'string' ? metadata.namespace : 'default'}/${typeof metadata?.name === 'string' ? metadata.name : ''}`;
+};
 
 const nameOf = (object: unknown): string => (typeof object === 'object' && object !== null && 'metadata' in object && typeof object.metadata === 'object' && object.metadata !== null && 'name' in object.metadata && typeof object.metadata.name === 'string' ? object.metadata.name : '');
 

@@ -17,8 +17,13 @@ export interface ConsolidationSimulation {
   candidate?: ReplacedNode;
   /** the new NodeClaims its pods would need (the rest of the cluster used first) */
   claims: readonly ConsolidationClaim[];
-  /** pods that would fit nowhere */
+  /** the candidates' pods that would fit nowhere (pods already pending that still fit nowhere do not count: Karpenter's AllNonPendingPodsScheduled) */
   unschedulable: number;
+  /**
+   * pods already pending (waiting for the provisioner) that the simulation had to put on new
+   * nodes: the room they need is not there, and the candidates' pods would take what is
+   */
+  pendingOnNewNodes?: number;
   /** every instance type the plan could launch, with its offerings and prices */
   types: ReadonlyMap<string, ReplacementOption>;
 }
@@ -45,7 +50,8 @@ export type ConsolidationDecision =
   | { kind: 'delete'; savingsPerHour: number }
   | { kind: 'replace'; claim: string; options: string[]; capacityTypes: CapacityType[]; savingsPerHour: number }
   | { kind: 'repack'; claims: RepackedClaim[]; savingsPerHour: number; worstSavingsPerHour: number; pricePerHour: number }
-  | { kind: 'reject'; reason: string };
+  /** transient: the same candidates may be simulated again before their pods change (the cluster around them is still moving) */
+  | { kind: 'reject'; reason: string; transient?: true };
 
 const dollars = (n: number) => `$${n.toFixed(4)}/h`;
 
@@ -59,6 +65,10 @@ export function consolidationDecision(sim: ConsolidationSimulation, settings: Co
 export function moveDecision(sim: MoveSimulation, settings: ConsolidationSettings = { spotToSpot: false }): ConsolidationDecision {
   const one = sim.candidates.length === 1;
   if (sim.unschedulable > 0) return { kind: 'reject', reason: `${sim.unschedulable} pod(s) would fit nowhere without ${one ? 'it' : 'them'}` };
+  // Karpenter simulates pending pods with the candidates' and launches nothing that would
+  // leave them short; autonode goes further and waits: the provisioner launches for them first
+  const pending = sim.pendingOnNewNodes ?? 0;
+  if (pending > 0) return { kind: 'reject', reason: `${pending} pending pod(s) need new nodes: the provisioner launches for them before consolidation moves pods`, transient: true };
   const priced = sim.candidates.filter((c): c is ReplacedNode => c !== undefined);
   if (priced.length < sim.candidates.length) return { kind: 'reject', reason: one ? 'its current offering has no known price' : `${sim.candidates.length - priced.length} of the nodes have no known price` };
   const total = priced.reduce((sum, c) => sum + c.price, 0);

@@ -183,6 +183,16 @@ it('a multi-node set found not worth it is not simulated again while its pods st
   await handle.terminate('test over');
 });
 
+it('a set held back only for now (pending pods waiting for new nodes) is simulated again next round, its pods unchanged', async () => {
+  multiNode.set('waiting', { candidates: ['a', 'b', 'c'].map(candidate), result: { simulations: 2, tried: [], candidates: [], decision: { kind: 'reject', reason: '4 pending pod(s) need new nodes: the provisioner launches for them before consolidation moves pods', transient: true } } });
+  const handle = await start('waiting');
+  const status = await runUntil('waiting', (s) => s.rounds >= 3);
+  expect(status.lastMultiNode?.verdict).toMatch(/pending pod\(s\) need new nodes/);
+  const made = calls.get('waiting')!.map((c) => c.name);
+  expect(made.filter((n) => n === 'simulateMultiNodeConsolidation').length).toBeGreaterThanOrEqual(3);
+  await handle.terminate('test over');
+});
+
 it('a consolidation whose re-simulation after the delay no longer has its shape is dropped before any node is touched', async () => {
   const claim: CompactClaim = { name: 'r-1', pool: 'p', options: 0, requirements: [], requests: { cpu: '1' }, price: 0.19, pods: 1 };
   multiNode.set('moved', {

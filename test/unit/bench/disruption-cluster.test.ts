@@ -96,4 +96,35 @@ describe("a simulation's verdict carried out (plan-view.ts through autonodeComma
     expect(sim.decision.kind).toBe('reject');
     expect(() => autonodeCommand(cluster, [{ node: 'n1' }], sim)).toThrow(/no command/);
   });
+
+  describe('pods already pending are simulated with the candidates (Karpenter SimulateScheduling)', () => {
+    const pendingPod = (name: string, cpu: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'app', labels: { app: 'batch' } },
+      spec: { containers: [{ name: 'main', resources: { requests: { cpu, memory: '256Mi' } } }] },
+      status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] },
+    });
+    const simulateWith = (cluster: SimCluster, pending: unknown[], leaving: string[]) => {
+      const world = worldOf(cluster);
+      return simulateMove(planningOf(cluster, { ...world, provisionable: pending }, 'test'), leaving.map((node) => ({ nodeClaim: node, node })), { spotToSpot: false }, { now: BENCH_NOW, solve: async (input) => solve(input) });
+    };
+    // two m5.xlarge (3.92 cpu allocatable), 1 cpu used on each: n1's pod fits beside n2's; a
+    // pending 3.5-cpu pod fits on neither now and needs a node of its own
+    const cluster = aCluster({ n1: 'm5.xlarge', n2: 'm5.xlarge' }, { a: { node: 'n1', cpu: 1000 }, c: { node: 'n2', cpu: 1000 } });
+
+    it('without pending pods, the underused node is deleted', async () => {
+      expect((await simulateWith(cluster, [], ['n1'])).decision.kind).toBe('delete');
+    });
+
+    it('a pending pod that needs a new node holds consolidation back for now (simulated again next round)', async () => {
+      const sim = await simulateWith(cluster, [pendingPod('wide', '3500m')], ['n1']);
+      expect(sim.decision).toEqual({ kind: 'reject', reason: expect.stringMatching(/^1 pending pod\(s\) need new nodes/), transient: true });
+    });
+
+    it('a pending pod that fits nowhere at all does not block it (AllNonPendingPodsScheduled)', async () => {
+      const sim = await simulateWith(cluster, [pendingPod('huge', '500')], ['n1']);
+      expect(sim.decision.kind).toBe('delete');
+    });
+  });
 });
