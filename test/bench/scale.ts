@@ -637,10 +637,15 @@ async function main(): Promise<void> {
     for (const c of clusters) await applyWorkload(c.guest, o.podsPerCluster);
     say(`phase up: ${o.podsPerCluster} pods per cluster (${JSON.stringify(replicasOf(o.podsPerCluster))}) applied`);
     let lastLine = '';
+    // every NodeClaim seen while pods come up: those gone before the phase ends are churn
+    // (consolidated, replaced or failed while the workload was still arriving)
+    const seenUp = new Set<string>();
     const up = await waitUntil('all pods Running', o.upTimeout, async () => {
       const pods = await podsOfAll();
       const running = pods.filter((p) => p.phase === 'Running' && !p.deleting).length;
-      const line = `${running}/${pods.length} Running, ${(await Promise.all(clusters.map(listClaims))).flat().length} NodeClaims`;
+      const claims = (await Promise.all(clusters.map(listClaims))).flat();
+      for (const c of claims) seenUp.add(c.name);
+      const line = `${running}/${pods.length} Running, ${claims.length} NodeClaims (${seenUp.size} seen)`;
       if (line !== lastLine) say(`phase up: ${line}`);
       lastLine = line;
       return pods.length === o.podsPerCluster * clusters.length && running === pods.length;
@@ -655,6 +660,8 @@ async function main(): Promise<void> {
       running: upPods.filter((p) => p.phase === 'Running').length,
       pendingAtEnd: pendingPods(upPods),
       nodeClaims: upClaims.length,
+      nodeClaimsSeen: seenUp.size,
+      nodeClaimsGoneDuringUp: [...seenUp].filter((name) => !upClaims.some((c) => c.name === name)).length,
       nodeClaimsPerMinute: perMinute(upClaims.map((c) => c.createdAt)),
       // which step of joining took the time: launch, register (boot + CSR + Node), initialize
       nodeClaimStepSeconds: claimStepSeconds(upClaims.map((c) => c.timeline)),
@@ -836,13 +843,13 @@ function printTable(o: Options, report: Record<string, unknown>, verdicts: [stri
     temporal: { historyEventsPerSecond: number; serverActionsPerSecond?: number; workflowTasks: number; workflowTaskScheduleToStartMs: { p99?: number | string }; workflowTaskExecutionMs: { p99?: number | string } };
     workerRssMiB: { all?: { meanMiB: number; maxMiB: number } };
   };
-  const phases = report.phases as { up: { ok: boolean; seconds: number; nodeClaimStepSeconds: Record<'launch' | 'register' | 'initialize' | 'total', StepSeconds> }; down: { ok: boolean; seconds: number; nodesBefore: number; nodesAfter: number }; delete: { ok: boolean; seconds: number } };
+  const phases = report.phases as { up: { ok: boolean; seconds: number; nodeClaims: number; nodeClaimsSeen: number; nodeClaimsGoneDuringUp: number; nodeClaimStepSeconds: Record<'launch' | 'register' | 'initialize' | 'total', StepSeconds> }; down: { ok: boolean; seconds: number; nodesBefore: number; nodesAfter: number }; delete: { ok: boolean; seconds: number } };
   const chaos = report.chaos as { workerKills: number; ec2: { requests: number; throttled: number; serverErrors: number }; events: unknown[] };
   const f = (n: number | undefined, d = 1) => (n === undefined ? '—' : Number.isFinite(n) ? n.toFixed(d) : '∞');
   const g = (v: number | string | undefined) => (typeof v === 'string' ? v : f(v, 0));
   const rows: [string, string][] = [
     ['configuration', `${o.clusters} cluster(s) × ${o.podsPerCluster} pods, ${o.workers} workers, ${o.server} server, seed ${o.seed}`],
-    ['phase up (all Running)', `${phases.up.ok ? 'ok' : 'TIMED OUT'} in ${f(phases.up.seconds, 0)} s`],
+    ['phase up (all Running)', `${phases.up.ok ? 'ok' : 'TIMED OUT'} in ${f(phases.up.seconds, 0)} s: ${phases.up.nodeClaims} NodeClaims at the end, ${phases.up.nodeClaimsSeen} seen, ${phases.up.nodeClaimsGoneDuringUp} gone during the phase`],
     ['phase down (consolidated)', `${phases.down.ok ? 'ok' : 'TIMED OUT'} in ${f(phases.down.seconds, 0)} s: ${phases.down.nodesBefore} → ${phases.down.nodesAfter} nodes`],
     ['phase delete (nothing left)', `${phases.delete.ok ? 'ok' : 'TIMED OUT'} in ${f(phases.delete.seconds, 0)} s`],
     ['chaos', `${chaos.workerKills} worker kills; EC2 ${chaos.ec2.requests} calls, ${chaos.ec2.throttled} throttled, ${chaos.ec2.serverErrors} × 500; ${chaos.events.length} events`],
