@@ -118,7 +118,7 @@ function activitiesFor(input: NodeClaimWorkflowConfig) {
     kube: proxyActivities<NodeClaimKubeActivities>({ taskQueue: control, startToCloseTimeout: '1 minute', retry: kubeRetry }),
     cloud: proxyActivities<NodeClaimCloudActivities>({ taskQueue: cloud, startToCloseTimeout: '2 minutes', retry: cloudRetry }),
     // the launch as a whole may take at most the launch timeout, retries included
-    launch: proxyActivities<NodeClaimCloudActivities>({ taskQueue: cloud, startToCloseTimeout: input.timeouts.launchAttempt, scheduleToCloseTimeout: input.timeouts.launch, retry: cloudRetry }),
+    launch: proxyActivities<NodeClaimCloudActivities>({ taskQueue: cloud, startToCloseTimeout: input.timeouts.launchAttempt, heartbeatTimeout: input.timeouts.launchHeartbeat, scheduleToCloseTimeout: input.timeouts.launch, retry: cloudRetry }),
   };
 }
 

@@ -73,6 +73,11 @@ export interface LaunchRequest {
   capacityTypes: CapacityType[];
   /** the claim's zone requirement; undefined means any zone with a subnet */
   zones?: string[];
+  /**
+   * Aborted when this launch is no longer wanted (its activity attempt timed out and another
+   * may be running, or the worker is shutting down): no CreateFleet is sent after it.
+   */
+  signal?: AbortSignal;
 }
 
 export interface LaunchResult {
@@ -254,7 +259,11 @@ async function describeLaunched(ctx: Ec2Context, instanceId: string): Promise<Cl
   }
 }
 
+/** How old the first look-up for the claim's instance may be when CreateFleet is sent; older, it is made again. */
+export const FRESH_LOOKUP_MS = 5_000;
+
 export async function launchNodeClaim(ctx: Ec2Context, request: LaunchRequest): Promise<LaunchResult> {
+  const lookedUp = ctx.clock.now().getTime();
   const existing = await findByNodeClaim(ctx, request.nodeClaim.name);
   if (existing) return { instance: existing, reused: true, exhaustedOfferings: [] };
 
@@ -296,6 +305,15 @@ export async function launchNodeClaim(ctx: Ec2Context, request: LaunchRequest): 
     nodeClaimUid: request.nodeClaim.uid,
   });
   const started = ctx.clock.now().getTime();
+  // The look-up above may be long past (node class, templates and throttled retries in
+  // between): a superseded attempt of this claim may have launched since. Look again, and
+  // send nothing once this attempt has been given up.
+  request.signal?.throwIfAborted();
+  if (started - lookedUp > FRESH_LOOKUP_MS) {
+    const launchedMeanwhile = await findByNodeClaim(ctx, request.nodeClaim.name);
+    if (launchedMeanwhile) return { instance: launchedMeanwhile, reused: true, exhaustedOfferings: [] };
+    request.signal?.throwIfAborted();
+  }
   const outcome = await createFleetIdempotently(ctx, request.nodeClaim.name, input);
   if (outcome.kind === 'found') return { instance: outcome.instance, reused: true, exhaustedOfferings: [] };
 

@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { EXPECTED_NODE_NAME_ANNOTATION, launchOptionsForClaim, type ClusterRef, type LaunchOption, type LaunchOutcome, type LaunchedInstance } from '../../core/lifecycle';
@@ -126,6 +127,173 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
     return claim;
   };
 
+  /**
+   * Launches (or finds) the claim's instance and records it on the NodeClaim (see
+   * launchClaimInstance below); `signal` aborts it before CreateFleet once it is unwanted.
+   */
+  async function launchClaimInstance({ cluster, name }: ClaimRef, signal?: AbortSignal): Promise<LaunchOutcome> {
+    const { claims, cloud, guest, event } = await connect(cluster);
+    const claim = await mustGet(claims, name);
+    const ref = claim.spec.nodeClassRef;
+    const unsupported = unsupportedNodeClassRef(ref);
+    if (unsupported) {
+      // Launching with some other class than the one named would be a guess: end the claim
+      // (its Warning Event says why) instead.
+      await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'UnsupportedNodeClass', message: unsupported }] }, now().toISOString());
+      throw failWith.permanent('Invalid', unsupported);
+    }
+    const nodeClassName = ref.name;
+    /**
+     * The class is missing or not ready: a condition, a Warning Event (counted, not
+     * repeated), and a retry — unless the claim is being deleted, which ends the launch so
+     * `kubectl delete` never waits on a class that may never come.
+     */
+    const nodeClassNotReady = async (reason: string, message: string): Promise<never> => {
+      await claims.patchStatus(claim, { conditions: [{ type: 'NodeClassReady', status: 'False', reason, message }, { type: 'Launched', status: 'False', reason: 'NodeClassNotReady', message }] }, now().toISOString());
+      await event({ involvedObject: nodeClaimRef(claim), type: 'Warning', reason: 'NodeClassNotReady', message });
+      if (claim.metadata.deletionTimestamp) throw failWith.permanent('NodeClaimGone', `NodeClaim ${name} is being deleted; not launching`);
+      throw failWith.retryable('NodeClassNotReady', message);
+    };
+    let rawClass: unknown;
+    try {
+      rawClass = await guest.customObjects.getClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: nodeClassName });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      return await nodeClassNotReady('NodeClassNotFound', `EC2NodeClass ${nodeClassName} (spec.nodeClassRef.name) does not exist; create it, or point the NodeClaim's NodePool at one that does`);
+    }
+    const stored = StoredNodeClassSchema.parse(rawClass);
+    const nodeClass = NodeClassInputSchema.parse({ name: stored.metadata.name, spec: stored.spec });
+    const resolution = await withCloudFailures(() => resolutions.resolve(cluster.name, cloud, nodeClass));
+    if (!resolution.ready) {
+      const why = resolution.conditions.filter((c) => c.status !== 'True').map((c) => `${c.type}: ${c.message}`).join('; ');
+      return await nodeClassNotReady('NodeClassNotReady', `EC2NodeClass ${nodeClassName} is not ready: ${why}`);
+    }
+    // The class as the provisioner reads it (core/api, v1 defaults applied): its AMI
+    // family, kubelet and volumes decide both the allocatable recorded on the claim and
+    // what the launch template carries, so the two cannot disagree.
+    const model = normalisedNodeClass(rawClass);
+    if ('problem' in model) return await nodeClassNotReady('InvalidEC2NodeClass', `EC2NodeClass ${nodeClassName} is invalid: ${model.problem}`);
+    const query = catalogQueryFor(nodeClassName, model.nodeClass);
+    if ('unsupported' in query) return await nodeClassNotReady('UnsupportedAMIFamily', `EC2NodeClass ${nodeClassName}: amiFamily ${query.unsupported} is not supported`);
+    // The region's instance types and offerings as EC2 reports them (cached per cluster),
+    // restricted to the zones this node class has subnets in, with the allocatable its
+    // AMI family, kubelet settings and root volume leave (as the provisioner planned).
+    const { kubelet } = query;
+    const instanceTypes = await withCloudFailures(() =>
+      cloud.instanceTypes({
+        amiFamily: query.amiFamily,
+        ...(kubelet ? { kubelet } : {}),
+        ...(query.rootVolumeSize ? { rootVolumeSize: query.rootVolumeSize } : {}),
+        zones: [...new Set(resolution.subnets.map((s) => s.zone))].sort(),
+      }),
+    );
+    const limits = {
+      ...(claim.spec.resources?.requests ? { requests: claim.spec.resources.requests } : {}),
+      ...(claim.metadata.labels ? { stampedLabels: claim.metadata.labels } : {}),
+    };
+    // The offerings planning held unavailable (an insufficient-capacity error, an interrupted
+    // spot pool) stay out of the overrides while their TTL runs, as Karpenter's launch filters
+    // its cache; when they are all the claim has, EC2 decides (the memory is advice).
+    const held = heldOfferingsOf(claim, now().getTime());
+    const filtered = held.size > 0 ? launchOptionsForClaim(claim.spec.requirements, instanceTypes, { ...limits, unavailable: held }) : undefined;
+    const options = filtered?.ok ? filtered : launchOptionsForClaim(claim.spec.requirements, instanceTypes, limits);
+    if (!options.ok) {
+      await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'InstanceTypesUnsatisfiable', message: options.reason }] }, now().toISOString());
+      throw failWith.permanent('Invalid', options.reason);
+    }
+    // An AMI per architecture the claim's types span: the fleet may pick any of them, and
+    // each boots the image of its own architecture. Types without one are left out.
+    const launchOptions = withArchitectures(options.options, instanceTypes);
+    const architectures = [...new Set(launchOptions.map((o) => o.architecture))].sort();
+    const images = imagesByArchitecture(resolution.amis, architectures);
+    if (!launchOptions.some((o) => images[o.architecture] !== undefined)) {
+      const wanted = architectures.length > 0 ? architectures.map(describeArchitecture).join(' or ') : 'their architecture';
+      return await nodeClassNotReady(
+        'AMINotFound',
+        `EC2NodeClass ${nodeClassName} resolved no AMI for ${wanted}, which the instance types NodeClaim ${name} allows need (${someTypes(options.options.map((o) => o.instanceType))}); add an amiSelectorTerm that matches one, or allow instance types of an architecture the class has an AMI for`,
+      );
+    }
+    const subnets: SubnetChoice[] = resolution.subnets.map((s) => ({ id: s.id, zone: s.zone, availableIpCount: s.availableIpCount }));
+
+    let result;
+    try {
+      result = await withCloudFailures(() =>
+        cloud.launch({
+          nodeClaim: { name: claim.metadata.name, uid: claim.metadata.uid },
+          nodePool: claim.metadata.labels?.[NODEPOOL_LABEL] ?? '',
+          nodeClass: {
+            name: nodeClassName,
+            tags: nodeClass.spec.tags ?? {},
+            securityGroupIds: resolution.securityGroups.map((g) => g.id),
+            subnets,
+            userData: resolution.userData ?? '',
+            ...(nodeClass.spec.instanceProfile ? { instanceProfile: nodeClass.spec.instanceProfile } : {}),
+            amiFamily: query.amiFamily,
+            ...(model.nodeClass.spec.blockDeviceMappings ? { blockDeviceMappings: model.nodeClass.spec.blockDeviceMappings } : {}),
+            metadataOptions: model.nodeClass.spec.metadataOptions,
+            ...(model.nodeClass.spec.detailedMonitoring !== undefined ? { detailedMonitoring: model.nodeClass.spec.detailedMonitoring } : {}),
+            ...(model.nodeClass.spec.associatePublicIPAddress !== undefined ? { associatePublicIPAddress: model.nodeClass.spec.associatePublicIPAddress } : {}),
+            ...(kubelet ? { kubelet } : {}),
+          },
+          images,
+          instanceTypes: launchOptions,
+          capacityTypes: options.capacityTypes,
+          zones: options.zones,
+          ...(signal ? { signal } : {}),
+        }),
+      );
+    } catch (err) {
+      const cause = err instanceof ApplicationFailure ? err.cause : err;
+      if (isInsufficientCapacityError(cause)) {
+        await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'InsufficientCapacity', message: cause.message }] }, now().toISOString());
+      }
+      throw err;
+    }
+    if (!result.reused) {
+      // Counted as soon as EC2 returned a new instance, whatever happens to the rest of this
+      // attempt: a retry finds the instance by its NodeClaim tag (reused) and does not count it.
+      const { instanceType, capacityType, zone, instanceId } = result.instance;
+      const nodepool = claim.metadata.labels?.[NODEPOOL_LABEL] ?? '';
+      deps.metrics?.nodeClaimsLaunched.inc({ cluster: cluster.name, nodepool, instance_type: instanceType, capacity_type: capacityType, zone });
+      activityLog('info', 'instance launched', { cluster: cluster.name, nodeclaim: name, nodepool, instanceId, instanceType, capacityType, zone });
+    }
+    const instance = launched(result.instance);
+    const type = instanceTypes.find((t) => t.name === instance.instanceType);
+    // the class's static hash as launched: a later edit of it drifts this node (NodeClassDrift)
+    let updated = await claims.annotate(claim, {
+      [EXPECTED_NODE_NAME_ANNOTATION]: instance.privateDnsName,
+      [NODECLASS_HASH_ANNOTATION]: nodeClassHash(model.nodeClass),
+      [NODECLASS_HASH_VERSION_ANNOTATION]: NODECLASS_HASH_VERSION,
+    });
+    // as Karpenter stamps a launched claim: the type's labels (arch, os, category, family,
+    // generation, size, cpu, memory, …), then the offering's zone and capacity type
+    updated = await claims.patchLabels(updated, {
+      ...(type ? type.labels : {}),
+      'node.kubernetes.io/instance-type': instance.instanceType,
+      'topology.kubernetes.io/zone': instance.zone,
+      'karpenter.sh/capacity-type': instance.capacityType,
+    });
+    await claims.patchStatus(
+      updated,
+      {
+        providerID: instance.providerId,
+        imageID: instance.imageId,
+        ...(type ? { capacity: { ...type.capacity }, allocatable: { ...type.allocatable } } : {}),
+        conditions: [
+          { type: 'NodeClassReady', status: 'True', reason: 'NodeClassReady', message: '' },
+          { type: 'Launched', status: 'True', reason: 'Launched', message: `${instance.instanceType} ${instance.capacityType} in ${instance.zone} (${instance.instanceId})` },
+        ],
+      },
+      now().toISOString(),
+    );
+    if (!result.reused) {
+      await event({ involvedObject: nodeClaimRef(claim), type: 'Normal', reason: 'Launched', message: `Launched ${instance.instanceId} (${instance.instanceType}, ${instance.capacityType}, ${instance.zone})` });
+    }
+    // Compact (no reason, no field when empty): this result is kept in workflow history.
+    const exhaustedOfferings = result.exhaustedOfferings.map(({ instanceType, zone, capacityType }) => ({ instanceType, zone, capacityType }));
+    return exhaustedOfferings.length > 0 ? { ...instance, exhaustedOfferings } : instance;
+  }
+
   return {
     /**
      * The EC2NodeClass status controller's step: resolves the claim's node class (subnets,
@@ -163,166 +331,19 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
      * that succeeded after EC2 refused some offerings returns those too (`exhaustedOfferings`,
      * only when there are any), for the provisioner's unavailable-offerings memory.
      */
-    async launchClaimInstance({ cluster, name }: ClaimRef): Promise<LaunchOutcome> {
-      const { claims, cloud, guest, event } = await connect(cluster);
-      const claim = await mustGet(claims, name);
-      const ref = claim.spec.nodeClassRef;
-      const unsupported = unsupportedNodeClassRef(ref);
-      if (unsupported) {
-        // Launching with some other class than the one named would be a guess: end the claim
-        // (its Warning Event says why) instead.
-        await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'UnsupportedNodeClass', message: unsupported }] }, now().toISOString());
-        throw failWith.permanent('Invalid', unsupported);
-      }
-      const nodeClassName = ref.name;
-      /**
-       * The class is missing or not ready: a condition, a Warning Event (counted, not
-       * repeated), and a retry — unless the claim is being deleted, which ends the launch so
-       * `kubectl delete` never waits on a class that may never come.
-       */
-      const nodeClassNotReady = async (reason: string, message: string): Promise<never> => {
-        await claims.patchStatus(claim, { conditions: [{ type: 'NodeClassReady', status: 'False', reason, message }, { type: 'Launched', status: 'False', reason: 'NodeClassNotReady', message }] }, now().toISOString());
-        await event({ involvedObject: nodeClaimRef(claim), type: 'Warning', reason: 'NodeClassNotReady', message });
-        if (claim.metadata.deletionTimestamp) throw failWith.permanent('NodeClaimGone', `NodeClaim ${name} is being deleted; not launching`);
-        throw failWith.retryable('NodeClassNotReady', message);
-      };
-      let rawClass: unknown;
+    async launchClaimInstance(ref: ClaimRef): Promise<LaunchOutcome> {
+      // Heartbeats tell the server this attempt is alive (a killed worker's attempt is retried
+      // after the heartbeat timeout, not the whole attempt timeout) and tell this attempt
+      // when the server has given up on it: its signal aborts, and it launches nothing.
+      const activity = activityContext();
+      if (!activity) return launchClaimInstance(ref);
+      activity.heartbeat({ stage: 'launch' });
+      const beat = setInterval(() => activity.heartbeat({ stage: 'launch' }), LAUNCH_HEARTBEAT_MS);
       try {
-        rawClass = await guest.customObjects.getClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: nodeClassName });
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-        return await nodeClassNotReady('NodeClassNotFound', `EC2NodeClass ${nodeClassName} (spec.nodeClassRef.name) does not exist; create it, or point the NodeClaim's NodePool at one that does`);
+        return await launchClaimInstance(ref, activity.cancellationSignal);
+      } finally {
+        clearInterval(beat);
       }
-      const stored = StoredNodeClassSchema.parse(rawClass);
-      const nodeClass = NodeClassInputSchema.parse({ name: stored.metadata.name, spec: stored.spec });
-      const resolution = await withCloudFailures(() => resolutions.resolve(cluster.name, cloud, nodeClass));
-      if (!resolution.ready) {
-        const why = resolution.conditions.filter((c) => c.status !== 'True').map((c) => `${c.type}: ${c.message}`).join('; ');
-        return await nodeClassNotReady('NodeClassNotReady', `EC2NodeClass ${nodeClassName} is not ready: ${why}`);
-      }
-      // The class as the provisioner reads it (core/api, v1 defaults applied): its AMI
-      // family, kubelet and volumes decide both the allocatable recorded on the claim and
-      // what the launch template carries, so the two cannot disagree.
-      const model = normalisedNodeClass(rawClass);
-      if ('problem' in model) return await nodeClassNotReady('InvalidEC2NodeClass', `EC2NodeClass ${nodeClassName} is invalid: ${model.problem}`);
-      const query = catalogQueryFor(nodeClassName, model.nodeClass);
-      if ('unsupported' in query) return await nodeClassNotReady('UnsupportedAMIFamily', `EC2NodeClass ${nodeClassName}: amiFamily ${query.unsupported} is not supported`);
-      // The region's instance types and offerings as EC2 reports them (cached per cluster),
-      // restricted to the zones this node class has subnets in, with the allocatable its
-      // AMI family, kubelet settings and root volume leave (as the provisioner planned).
-      const { kubelet } = query;
-      const instanceTypes = await withCloudFailures(() =>
-        cloud.instanceTypes({
-          amiFamily: query.amiFamily,
-          ...(kubelet ? { kubelet } : {}),
-          ...(query.rootVolumeSize ? { rootVolumeSize: query.rootVolumeSize } : {}),
-          zones: [...new Set(resolution.subnets.map((s) => s.zone))].sort(),
-        }),
-      );
-      const limits = {
-        ...(claim.spec.resources?.requests ? { requests: claim.spec.resources.requests } : {}),
-        ...(claim.metadata.labels ? { stampedLabels: claim.metadata.labels } : {}),
-      };
-      // The offerings planning held unavailable (an insufficient-capacity error, an interrupted
-      // spot pool) stay out of the overrides while their TTL runs, as Karpenter's launch filters
-      // its cache; when they are all the claim has, EC2 decides (the memory is advice).
-      const held = heldOfferingsOf(claim, now().getTime());
-      const filtered = held.size > 0 ? launchOptionsForClaim(claim.spec.requirements, instanceTypes, { ...limits, unavailable: held }) : undefined;
-      const options = filtered?.ok ? filtered : launchOptionsForClaim(claim.spec.requirements, instanceTypes, limits);
-      if (!options.ok) {
-        await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'InstanceTypesUnsatisfiable', message: options.reason }] }, now().toISOString());
-        throw failWith.permanent('Invalid', options.reason);
-      }
-      // An AMI per architecture the claim's types span: the fleet may pick any of them, and
-      // each boots the image of its own architecture. Types without one are left out.
-      const launchOptions = withArchitectures(options.options, instanceTypes);
-      const architectures = [...new Set(launchOptions.map((o) => o.architecture))].sort();
-      const images = imagesByArchitecture(resolution.amis, architectures);
-      if (!launchOptions.some((o) => images[o.architecture] !== undefined)) {
-        const wanted = architectures.length > 0 ? architectures.map(describeArchitecture).join(' or ') : 'their architecture';
-        return await nodeClassNotReady(
-          'AMINotFound',
-          `EC2NodeClass ${nodeClassName} resolved no AMI for ${wanted}, which the instance types NodeClaim ${name} allows need (${someTypes(options.options.map((o) => o.instanceType))}); add an amiSelectorTerm that matches one, or allow instance types of an architecture the class has an AMI for`,
-        );
-      }
-      const subnets: SubnetChoice[] = resolution.subnets.map((s) => ({ id: s.id, zone: s.zone, availableIpCount: s.availableIpCount }));
-
-      let result;
-      try {
-        result = await withCloudFailures(() =>
-          cloud.launch({
-            nodeClaim: { name: claim.metadata.name, uid: claim.metadata.uid },
-            nodePool: claim.metadata.labels?.[NODEPOOL_LABEL] ?? '',
-            nodeClass: {
-              name: nodeClassName,
-              tags: nodeClass.spec.tags ?? {},
-              securityGroupIds: resolution.securityGroups.map((g) => g.id),
-              subnets,
-              userData: resolution.userData ?? '',
-              ...(nodeClass.spec.instanceProfile ? { instanceProfile: nodeClass.spec.instanceProfile } : {}),
-              amiFamily: query.amiFamily,
-              ...(model.nodeClass.spec.blockDeviceMappings ? { blockDeviceMappings: model.nodeClass.spec.blockDeviceMappings } : {}),
-              metadataOptions: model.nodeClass.spec.metadataOptions,
-              ...(model.nodeClass.spec.detailedMonitoring !== undefined ? { detailedMonitoring: model.nodeClass.spec.detailedMonitoring } : {}),
-              ...(model.nodeClass.spec.associatePublicIPAddress !== undefined ? { associatePublicIPAddress: model.nodeClass.spec.associatePublicIPAddress } : {}),
-              ...(kubelet ? { kubelet } : {}),
-            },
-            images,
-            instanceTypes: launchOptions,
-            capacityTypes: options.capacityTypes,
-            zones: options.zones,
-          }),
-        );
-      } catch (err) {
-        const cause = err instanceof ApplicationFailure ? err.cause : err;
-        if (isInsufficientCapacityError(cause)) {
-          await claims.patchStatus(claim, { conditions: [{ type: 'Launched', status: 'False', reason: 'InsufficientCapacity', message: cause.message }] }, now().toISOString());
-        }
-        throw err;
-      }
-      if (!result.reused) {
-        // Counted as soon as EC2 returned a new instance, whatever happens to the rest of this
-        // attempt: a retry finds the instance by its NodeClaim tag (reused) and does not count it.
-        const { instanceType, capacityType, zone, instanceId } = result.instance;
-        const nodepool = claim.metadata.labels?.[NODEPOOL_LABEL] ?? '';
-        deps.metrics?.nodeClaimsLaunched.inc({ cluster: cluster.name, nodepool, instance_type: instanceType, capacity_type: capacityType, zone });
-        activityLog('info', 'instance launched', { cluster: cluster.name, nodeclaim: name, nodepool, instanceId, instanceType, capacityType, zone });
-      }
-      const instance = launched(result.instance);
-      const type = instanceTypes.find((t) => t.name === instance.instanceType);
-      // the class's static hash as launched: a later edit of it drifts this node (NodeClassDrift)
-      let updated = await claims.annotate(claim, {
-        [EXPECTED_NODE_NAME_ANNOTATION]: instance.privateDnsName,
-        [NODECLASS_HASH_ANNOTATION]: nodeClassHash(model.nodeClass),
-        [NODECLASS_HASH_VERSION_ANNOTATION]: NODECLASS_HASH_VERSION,
-      });
-      // as Karpenter stamps a launched claim: the type's labels (arch, os, category, family,
-      // generation, size, cpu, memory, …), then the offering's zone and capacity type
-      updated = await claims.patchLabels(updated, {
-        ...(type ? type.labels : {}),
-        'node.kubernetes.io/instance-type': instance.instanceType,
-        'topology.kubernetes.io/zone': instance.zone,
-        'karpenter.sh/capacity-type': instance.capacityType,
-      });
-      await claims.patchStatus(
-        updated,
-        {
-          providerID: instance.providerId,
-          imageID: instance.imageId,
-          ...(type ? { capacity: { ...type.capacity }, allocatable: { ...type.allocatable } } : {}),
-          conditions: [
-            { type: 'NodeClassReady', status: 'True', reason: 'NodeClassReady', message: '' },
-            { type: 'Launched', status: 'True', reason: 'Launched', message: `${instance.instanceType} ${instance.capacityType} in ${instance.zone} (${instance.instanceId})` },
-          ],
-        },
-        now().toISOString(),
-      );
-      if (!result.reused) {
-        await event({ involvedObject: nodeClaimRef(claim), type: 'Normal', reason: 'Launched', message: `Launched ${instance.instanceId} (${instance.instanceType}, ${instance.capacityType}, ${instance.zone})` });
-      }
-      // Compact (no reason, no field when empty): this result is kept in workflow history.
-      const exhaustedOfferings = result.exhaustedOfferings.map(({ instanceType, zone, capacityType }) => ({ instanceType, zone, capacityType }));
-      return exhaustedOfferings.length > 0 ? { ...instance, exhaustedOfferings } : instance;
     },
 
 
@@ -340,3 +361,15 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
 }
 
 export type NodeClaimCloudActivities = ReturnType<typeof createNodeClaimCloudActivities>;
+
+/** How often a launch attempt heartbeats (the workflow's heartbeat timeout is several of these). */
+export const LAUNCH_HEARTBEAT_MS = 5_000;
+
+/** The running activity's context, or nothing when called outside an activity (tests, the legacy adapter). */
+function activityContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined;
+  }
+}

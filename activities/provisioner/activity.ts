@@ -36,6 +36,8 @@ export interface ProvisionerActivityDeps {
   now?: () => Date;
   /** where claims created and scheduling durations are counted, and the cluster's state observed */
   metrics?: AutonodeMetrics;
+  /** how often every activity heartbeats (default HEARTBEAT_MS) */
+  heartbeatMs?: number;
 }
 
 /** Offerings held unavailable: the provisioner's insufficient-capacity memory, an interrupted spot offering. */
@@ -67,8 +69,40 @@ export type CreateClaimsInput = z.input<typeof CreateClaimsInputSchema>;
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const PoolMetaSchema = z.object({ metadata: z.object({ name: z.string(), uid: z.string(), generation: z.number().optional() }) });
 const nodeClaimsApi = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' } as const;
-/** while the solver thread works, the activity still says it is alive */
-const SOLVE_HEARTBEAT_MS = 5_000;
+/**
+ * Every provisioner activity heartbeats this often, whatever step it is in: reading a large
+ * cluster, a throttled EC2 catalog, solving or creating claims may each outlast the
+ * workflow's heartbeat timeout (20 s) on a loaded worker, and a live worker must not be
+ * taken for dead — its step would be retried from the start, and time out again.
+ */
+export const HEARTBEAT_MS = 5_000;
+
+/** The step each running activity last reported (its heartbeat details). */
+const stages = new WeakMap<Context, string>();
+
+/** Reports the step the running activity is in, and beats now. */
+function heartbeat(stage: string): void {
+  const ctx = Context.current();
+  stages.set(ctx, stage);
+  ctx.heartbeat({ stage });
+}
+
+/** Each activity of `activities`, beating every `everyMs` with its last step until it settles. */
+function heartbeatingAll<T extends Record<string, (...args: never[]) => Promise<unknown>>>(activities: T, everyMs: number): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, activity] of Object.entries(activities)) {
+    wrapped[name] = async (...args: never[]) => {
+      const ctx = Context.current();
+      const beat = setInterval(() => ctx.heartbeat({ stage: stages.get(ctx) ?? 'start' }), everyMs);
+      try {
+        return await activity(...args);
+      } finally {
+        clearInterval(beat);
+      }
+    };
+  }
+  return wrapped as T;
+}
 export interface MultiNodeSimulation {
   /** plans solved in the search */
   simulations: number;
@@ -113,7 +147,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
    */
   async function readPlanning(raw: ProvisionBatchInput, options: { provisionerMemory?: boolean } = {}) {
     const parsed = ProvisionBatchInputSchema.parse(raw);
-    Context.current().heartbeat({ stage: 'read' });
+    heartbeat('read');
     const input = options.provisionerMemory ? { ...parsed, unavailable: mergeHeld(parsed.unavailable, await provisionerMemory(deps.temporal, parsed.cluster.name, now())) } : parsed;
     const { guest, cloud } = await deps.resolve(input.cluster);
     const event = createEventRecorder(guest.core);
@@ -134,14 +168,13 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
    */
   const planOptions = (cluster: string, controller: SchedulingController): Omit<PlanOptions, 'view' | 'tell'> => ({
     now: now().getTime(),
-    heartbeat: (stage) => Context.current().heartbeat({ stage }),
+    heartbeat,
     solve: async (packing) => {
-      const beat = setInterval(() => Context.current().heartbeat({ stage: 'solve' }), SOLVE_HEARTBEAT_MS);
+      heartbeat('solve');
       const started = Date.now();
       try {
         return await solver.solve(packing, { guided: deps.guided ?? true });
       } finally {
-        clearInterval(beat);
         deps.metrics?.schedulingDuration.observe({ cluster, controller }, (Date.now() - started) / 1000);
       }
     },
@@ -198,7 +231,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
           }
           const { uid } = StoredUidSchema.parse(stored).metadata;
           await startNodeClaimLifecycle(deps.temporal, { cluster: input.cluster, taskQueues: input.taskQueues, nodeClaim: { name: claim.name, uid }, defaults: deps.nodeClaimDefaults });
-          Context.current().heartbeat({ stage: 'create' });
+          heartbeat('create');
         }),
       ),
     );
@@ -231,7 +264,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
 
   const planBatch = (raw: ProvisionBatchInput) => planWith(raw, { controller: 'provisioner' });
 
-  return {
+  return heartbeatingAll({
     planBatch,
     /**
      * Disruption's simulation: the replacement NodeClaims the pods on `nodes` would need if
@@ -287,7 +320,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
       const made = await createClaims({ cluster: input.cluster, taskQueues: input.taskQueues, ...batchToCreate(planned) });
       return batchResult(planned, made);
     },
-  };
+  }, deps.heartbeatMs ?? HEARTBEAT_MS);
 }
 
 export type ProvisionerActivities = ReturnType<typeof createProvisionerActivities>;

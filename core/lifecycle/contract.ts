@@ -20,8 +20,10 @@ export type ClusterRef = z.infer<typeof ClusterRefSchema>;
 
 export const LifecycleTimeoutsSchema = z.object({
   launch: z.string().default('5m'),
-  /** one launch attempt (a worker that died mid-call is noticed after this) */
+  /** one launch attempt at most (a slow attempt is given up after this, and its signal aborts it) */
   launchAttempt: z.string().default('1m'),
+  /** a launch attempt heartbeats every 5 s: a worker that died mid-launch is noticed after this */
+  launchHeartbeat: z.string().default('20s'),
   registration: z.string().default('15m'),
   /**
    * A registered node whose Ready condition stays False or Unknown this long is replaced:

@@ -1,6 +1,15 @@
 import { DescribeInstancesCommand, DescribeLaunchTemplateVersionsCommand } from '@aws-sdk/client-ec2';
 import { startCloudHarness, aLaunchRequest, liveInstancesOf, offerings, type CloudHarness } from '../../support/cloud';
 import { isAuthorizationError, isInsufficientCapacityError, isInvalidRequestError, type InstanceTypeOption } from '../../../activities/cloud';
+import { FRESH_LOOKUP_MS } from '../../../activities/cloud/launch';
+
+async function eventuallyTrue(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 let h: CloudHarness;
 beforeAll(async () => {
@@ -99,6 +108,37 @@ describe('launching a NodeClaim through CreateFleet', () => {
     expect(again.instance.instanceId).toBe(result.instance.instanceId);
     expect(h.proxy.count('CreateFleet')).toBe(1);
     expect(await liveInstancesOf(h, request.nodeClaim.name)).toEqual([result.instance.instanceId]);
+  });
+
+  it('an attempt overtaken while it was slow finds the instance a later attempt launched, and launches no second one', async () => {
+    const request = await aLaunchRequest(h);
+    // the first attempt looks for the claim's instance, then stalls before its launch
+    // template is found (a loaded worker, throttled calls) for longer than FRESH_LOOKUP_MS
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    h.proxy.inject({ kind: 'hold', action: 'DescribeLaunchTemplates', hold: () => held });
+    const first = h.provider.launch(request);
+    await eventuallyTrue(() => h.proxy.injected.length > 0);
+    // meanwhile the server gave up on it and a second attempt launched
+    const second = await h.provider.launch(request);
+    expect(second.reused).toBe(false);
+    await new Promise((r) => setTimeout(r, FRESH_LOOKUP_MS + 500));
+    release();
+
+    const overtaken = await first;
+    expect(overtaken).toMatchObject({ reused: true, instance: { instanceId: second.instance.instanceId } });
+    expect(h.proxy.count('CreateFleet')).toBe(1);
+    expect(await liveInstancesOf(h, request.nodeClaim.name)).toEqual([second.instance.instanceId]);
+  });
+
+  it('an attempt given up on (its signal aborted) sends no CreateFleet', async () => {
+    const request = await aLaunchRequest(h);
+    const abandoned = new AbortController();
+    abandoned.abort(new Error('activity timed out'));
+    const failure = await h.provider.launch({ ...request, signal: abandoned.signal }).catch((e: unknown) => e);
+    expect(failure).toEqual(expect.objectContaining({ message: 'activity timed out' }));
+    expect(h.proxy.count('CreateFleet')).toBe(0);
+    expect(await liveInstancesOf(h, request.nodeClaim.name)).toEqual([]);
   });
 
   it('absorbs throttling and 5xx without failing the launch', async () => {

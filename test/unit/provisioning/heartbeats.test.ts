@@ -1,0 +1,100 @@
+// A live worker must never look dead: each step of a packing activity (reading a large cluster,
+// a throttled EC2 catalog, solving, creating claims) may outlast the workflow's 20 s heartbeat
+// timeout on a loaded worker, and a step retried for that reason starts over and times out
+// again (seen in `npm run scale`: planBatch at attempt 20, every one timed out in "read").
+// A launch attempt heartbeats too, and hands its cancellation signal to the launch, so an
+// attempt the server gave up on sends no CreateFleet (test/integration/cloud/launch.test.ts).
+import { Context } from '@temporalio/activity';
+import { type Client } from '@temporalio/client';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createNodeClaimCloudActivities } from '../../../activities/nodeclaim/cloud';
+import { createProvisionerActivities } from '../../../activities/provisioner/activity';
+import { type LaunchRequest, type LaunchResult } from '../../../activities/cloud';
+import { aNodePool, anEC2NodeClass, type Doc } from '../api/builders';
+import { anInstanceType } from '../instancetypes/builders';
+import { FakeCloudProvider } from '../metrics/fake-cloud';
+import { startFakeGuest, type FakeGuest } from '../metrics/fake-guest';
+
+const cluster = { name: 'c1', region: 'us-east-1' };
+const taskQueues = { control: 'control', cloud: 'cloud', packing: 'packing' };
+const temporal = { workflow: { start: async () => undefined } } as unknown as Client;
+const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('packing activities heartbeat through every step', () => {
+  it('a read slower than several heartbeat intervals beats all along, naming its step', async () => {
+    const beats: unknown[] = [];
+    // the cluster's clients take 300 ms to come (a loaded API server), then the read fails
+    const resolve = async () => {
+      await delay(300);
+      throw new Error('guest unreachable');
+    };
+    const provisioner = createProvisionerActivities({ resolve, temporal, heartbeatMs: 40 });
+    const env = new MockActivityEnvironment({ activityType: 'planBatch' });
+    env.on('heartbeat', (details: unknown) => beats.push(details));
+    await expect(env.run(() => provisioner.planBatch({ cluster, taskQueues, batchId: 'b1', unavailable: [] }))).rejects.toThrow('guest unreachable');
+    // one beat as the read starts, then one every 40 ms until it failed
+    expect(beats.length).toBeGreaterThanOrEqual(4);
+    expect(new Set(beats.map((b) => JSON.stringify(b)))).toEqual(new Set([JSON.stringify({ stage: 'read' })]));
+  });
+
+  it('stops beating once the activity has settled', async () => {
+    let beats = 0;
+    const provisioner = createProvisionerActivities({ resolve: async () => Promise.reject(new Error('no cluster')), temporal, heartbeatMs: 20 });
+    const env = new MockActivityEnvironment({ activityType: 'planBatch' });
+    env.on('heartbeat', () => (beats += 1));
+    await expect(env.run(() => provisioner.planBatch({ cluster, taskQueues, batchId: 'b1', unavailable: [] }))).rejects.toThrow('no cluster');
+    const settled = beats;
+    await delay(100);
+    expect(beats).toBe(settled);
+  });
+});
+
+describe('a launch attempt', () => {
+  class RecordingCloud extends FakeCloudProvider {
+    readonly requests: LaunchRequest[] = [];
+    override async launch(request: LaunchRequest): Promise<LaunchResult> {
+      this.requests.push(request);
+      return super.launch(request);
+    }
+  }
+  let guest: FakeGuest;
+  let cloud: RecordingCloud;
+  beforeEach(async () => {
+    guest = await startFakeGuest();
+    cloud = new RecordingCloud([anInstanceType('m5.large', {}, ['us-east-1a'])]);
+    guest.put('/apis/karpenter.k8s.aws/v1/ec2nodeclasses/nc', { ...anEC2NodeClass({ userData: 'boot' }), metadata: { name: 'nc' } });
+    const pool = aNodePool();
+    (pool.spec as { template: { spec: Doc } }).template.spec.nodeClassRef = { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' };
+    guest.put('/apis/karpenter.sh/v1/nodepools/a', { ...pool, metadata: { name: 'a' } });
+  });
+  afterEach(async () => guest.close());
+
+  it('heartbeats and hands the launch its cancellation signal', async () => {
+    const resolve = async () => ({ guest: guest.kube, cloud });
+    const provisioner = createProvisionerActivities({ resolve, temporal });
+    await new MockActivityEnvironment({ activityType: 'createClaims' }).run(() =>
+      provisioner.createClaims({
+        cluster,
+        taskQueues,
+        batchId: 'b1',
+        templates: [{ pool: 'a', poolUid: 'uid-a', labels: { 'karpenter.sh/nodepool': 'a' }, annotations: {}, nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' } }],
+        optionLists: [['m5.large']],
+        claims: [{ name: 'a-1', pool: 'a', options: 0, requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }], requests: { cpu: '1' }, price: 0.096, pods: 1 }],
+        unavailable: [],
+      }),
+    );
+    const lifecycle = createNodeClaimCloudActivities({ resolve });
+    await new MockActivityEnvironment({ activityType: 'reconcileNodeClass' }).run(() => lifecycle.reconcileNodeClass({ cluster, name: 'a-1' }));
+    const env = new MockActivityEnvironment({ activityType: 'launchClaimInstance' });
+    const beats: unknown[] = [];
+    env.on('heartbeat', (details: unknown) => beats.push(details));
+    let signal: AbortSignal | undefined;
+    await env.run(async () => {
+      signal = Context.current().cancellationSignal;
+      return lifecycle.launchClaimInstance({ cluster, name: 'a-1' });
+    });
+    expect(beats[0]).toEqual({ stage: 'launch' });
+    expect(cloud.requests).toHaveLength(1);
+    expect(cloud.requests[0]?.signal).toBe(signal);
+  });
+});
