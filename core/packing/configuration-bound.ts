@@ -36,7 +36,7 @@ import { Dims, subtract, type Vec } from './dims';
 import type { LinearSolver } from './linear-program';
 import type { PackingInput } from './input';
 import { PatternGenerator, type PatternProblem } from './patterns';
-import { buildPools, daemonModels } from './pools';
+import { buildPools, daemonModels, type Pool, type PoolType } from './pools';
 import { effectiveSpec, type EffectiveSpec } from './preferences';
 
 export interface ConfigurationBound {
@@ -90,13 +90,22 @@ function relaxedSpecs(spec: EffectiveSpec): EffectiveSpec[] {
   return spec.nodeTerms.length <= 1 ? [loosest] : spec.nodeTerms.map((term) => ({ ...loosest, nodeTerms: [term] }));
 }
 
-/** Pods by request vector and admitted pool types; types per pool (see the file comment). */
-function requirementsModel(input: PackingInput): PatternProblem {
+/** Pool types (types with an allowed offering, per pool) and pods grouped by request vector and admitted pool types. */
+export interface PoolItemModel {
+  readonly dims: Dims;
+  readonly pools: readonly Pool[];
+  readonly poolTypes: readonly { readonly pool: Pool; readonly type: PoolType }[];
+  /** Sorted by key; `admitted[t]` is 1 when pool type t admits the pod under one of its most relaxed specs. */
+  readonly items: readonly { readonly requests: Vec; readonly count: number; readonly admitted: Uint8Array }[];
+}
+
+/** The requirements model's pieces (see the file comment). */
+export function poolItemModel(input: PackingInput): PoolItemModel {
   const names = new Set<string>(['pods']);
   const addAll = (record: Readonly<Record<string, string>> | undefined): void => { for (const name of Object.keys(record ?? {})) names.add(name); };
   input.pods.forEach((p) => addAll(p.requests));
   input.daemonSets.forEach((d) => addAll(d.requests));
-  input.nodePools.forEach((p) => p.instanceTypes.forEach((t) => { addAll(t.allocatable); addAll(t.capacity); }));
+  input.nodePools.forEach((p) => { addAll(p.limits); p.instanceTypes.forEach((t) => { addAll(t.allocatable); addAll(t.capacity); }); });
   const dims = new Dims(names);
   const pools = buildPools(input.nodePools, dims, daemonModels(input.daemonSets, dims));
   const poolTypes = pools.flatMap((pool) => pool.types.filter((type) => type.offerings.length > 0).map((type) => ({ pool, type })));
@@ -120,6 +129,12 @@ function requirementsModel(input: PackingInput): PatternProblem {
     else item.count += 1;
   });
   const sorted = [...items.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, item]) => item);
+  return { dims, pools, poolTypes, items: sorted };
+}
+
+/** Pods by request vector and admitted pool types; types per pool (see the file comment). */
+function requirementsModel(input: PackingInput): PatternProblem {
+  const { poolTypes, items: sorted } = poolItemModel(input);
   return {
     items: sorted.map((item) => ({ requests: item.requests, count: item.count })),
     types: poolTypes.map(({ type }) => ({ capacity: subtract(type.allocatable, type.daemonOverhead), price: type.offerings[0]?.price ?? Infinity })),
