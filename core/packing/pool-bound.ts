@@ -18,14 +18,21 @@
 // (dropping constraints only lowers the optimum), existing nodes and in-flight claims
 // are declined (the function returns undefined).
 //
+// Which pods (W) is applied to. A pod's admitted types are computed under its loosest spec
+// (configuration-bound.ts relaxedSpecs), a superset of where a planner may open a node for
+// it at a given moment, so (W) is used only for *exact* pods (poolItemModel: nothing to
+// relax, no topology rule or host port that could make a planner pass over a heavier pool
+// that admits them). Any other pod counts as able to open a node in any pool admitting it
+// (fewer constraints: the LP only gets lower).
+//
 // The relaxation. Take any such plan and let S be the set of limited pools Q for which
-// some node of a lighter pool has an opener that Q admits (by (W), Q was exhausted for
-// it). Then, per limited pool Q in S with a single limited dimension r (a resource, or the
+// some node of a lighter pool has an exact opener that Q admits (by (W), Q was exhausted
+// for it). Then, per limited pool Q in S with a single limited dimension r (a resource, or the
 // node count), the final usage satisfies  used_Q,r > headroom_Q,r − m_Q(p) ≥
 // headroom_Q,r − Δ_Q  where m_Q(p) is the least capacity in r among Q's types admitting p
-// and Δ_Q the largest m_Q over every pod Q admits (for the node count: used ≥ headroom).
-// Every node of a pool P has an opener that is *eligible* for P under S: admitted by P,
-// and every heavier pool admitting it is in S (a heavier pool not in S admits no opener of
+// and Δ_Q the largest m_Q over every exact pod Q admits (for the node count: used ≥
+// headroom). Every node of a pool P has an opener that is *eligible* for P under S:
+// admitted by P, and either not exact or every heavier pool admitting it is in S (a heavier pool not in S admits no opener of
 // a lighter node, by the definition of S). So the number of P's nodes is at most the
 // number of pods eligible for P, and a pool with none has no nodes. The plan is then an
 // integer solution of the LP below for its S; its value is ≤ the plan's cost, and the
@@ -146,7 +153,7 @@ export function poolBound(input: PackingInput, solver: LinearSolver): PoolBound 
     // Over every type of the pool (dominated ones too: they count for exhaustion).
     let delta = 0;
     items.forEach((item, g) => {
-      if (admits[pool.order]?.[g] !== 1) return;
+      if (!item.exact || admits[pool.order]?.[g] !== 1) return;
       let least = Infinity;
       poolTypes.forEach(({ pool: owner, type }, t) => {
         if (owner !== pool || item.admitted[t] !== 1) return;
@@ -158,22 +165,41 @@ export function poolBound(input: PackingInput, solver: LinearSolver): PoolBound 
     });
     usageRow.set(pool, { dimension: single, atLeast: (pool.headroom[single] ?? 0) - delta });
   }
+  // What a pool's nodes can reach: every node holds a pod, so at most one node per pod, each
+  // at most the pool's largest capacity. A limit at or above that never binds (its row is
+  // dropped: a relaxation), and a case asking a pool for more usage than that is no plan's.
+  const podCount = input.pods.length;
+  const reach = (pool: Pool, dimension: number | 'nodes'): number => {
+    if (dimension === 'nodes') return podCount;
+    let largest = 0;
+    for (const { pool: owner, type } of poolTypes) if (owner === pool) largest = Math.max(largest, type.capacity[dimension] ?? 0);
+    return podCount * largest;
+  };
+  const binding = (pool: Pool): readonly number[] => limitedOf(pool).filter((r) => (pool.headroom[r] ?? 0) < reach(pool, r));
   const cases: { exhausted: string[]; value: number }[] = [];
   let columns = 0;
   for (let mask = 0; mask < 2 ** enumerated.length; mask++) {
     const exhausted = new Set<Pool>(alwaysIn);
     enumerated.forEach((pool, i) => { if ((mask & (1 << i)) !== 0) exhausted.add(pool); });
+    const impossible = [...exhausted].some((pool) => {
+      const usage = usageRow.get(pool);
+      return usage !== undefined && usage.atLeast > reach(pool, usage.dimension);
+    });
+    if (impossible) {
+      cases.push({ exhausted: [...exhausted].map((pool) => pool.name).sort(), value: Infinity });
+      continue;
+    }
     // Eligible openers per pool: admitted, and every heavier pool admitting them is in S.
     const openers = pools.map((pool) => {
       let count = 0;
       items.forEach((item, g) => {
         if (admits[pool.order]?.[g] !== 1) return;
-        const blocked = pools.some((q) => q.weight > pool.weight && admits[q.order]?.[g] === 1 && !exhausted.has(q));
+        const blocked = item.exact && pools.some((q) => q.weight > pool.weight && admits[q.order]?.[g] === 1 && !exhausted.has(q));
         if (!blocked) count += item.count;
       });
       return count;
     });
-    const result = solveCase(items, entries, pools, limitedOf, openers, exhausted, usageRow, solver, requested);
+    const result = solveCase(items, entries, pools, binding, openers, exhausted, usageRow, solver, requested);
     columns = Math.max(columns, result.columns);
     cases.push({ exhausted: [...exhausted].map((pool) => pool.name).sort(), value: result.value });
   }
@@ -200,15 +226,20 @@ function solveCase(
     const row = (lower: number, upper: number): number => { model.addRow(lower, upper); return rows++; };
     const itemRows = items.map((item) => row(item.count, item.count));
     const dimensions = requested.flatMap((on, r) => (on ? [r] : []));
+    // Limit and usage rows are scaled by the largest capacity in their dimension (bytes reach
+    // 1e12; the same LP, better conditioned). Scaling the capacity rows too made HiGHS 2.5×
+    // slower on many-pools.
+    const capScale = (r: number): number => Math.max(1, ...entries.map((entry) => entry.capacity[r] ?? 0));
     const capacityRows = usable.map(() => dimensions.map(() => row(-inf, 0)));
     // Per pool: node count (openers and node headroom), limits, and the usage row in S.
     const poolRows = pools.map((pool) => {
       const nodes = Math.min(openers[pool.order] ?? 0, pool.nodesHeadroom);
       const nodeRow = row(-inf, nodes);
-      const limitRows = limitedOf(pool).map((r) => ({ r, row: row(-inf, pool.headroom[r] ?? 0) }));
+      const limitRows = limitedOf(pool).map((r) => ({ r, scale: capScale(r), row: row(-inf, (pool.headroom[r] ?? 0) / capScale(r)) }));
       const usage = exhausted.has(pool) ? usageRow.get(pool) : undefined;
-      const usageIndex = usage === undefined ? undefined : row(usage.atLeast, inf);
-      return { nodeRow, limitRows, usage, usageIndex };
+      const usageScale = usage === undefined || usage.dimension === 'nodes' ? 1 : capScale(usage.dimension);
+      const usageIndex = usage === undefined ? undefined : row(usage.atLeast / usageScale, inf);
+      return { nodeRow, limitRows, usage, usageScale, usageIndex };
     });
     let columns = 0;
     const add = (column: LpColumn): void => { model.addColumn(column); columns++; };
@@ -219,10 +250,10 @@ function solveCase(
       dimensions.forEach((r, j) => { rowsOf.push(capacityRows[e]?.[j] ?? 0); values.push(-(entry.room[r] ?? 0)); });
       if (own !== undefined) {
         rowsOf.push(own.nodeRow); values.push(1);
-        for (const limit of own.limitRows) { rowsOf.push(limit.row); values.push(entry.capacity[limit.r] ?? 0); }
+        for (const limit of own.limitRows) { rowsOf.push(limit.row); values.push((entry.capacity[limit.r] ?? 0) / limit.scale); }
         if (own.usage !== undefined && own.usageIndex !== undefined) {
           rowsOf.push(own.usageIndex);
-          values.push(own.usage.dimension === 'nodes' ? 1 : entry.capacity[own.usage.dimension] ?? 0);
+          values.push(own.usage.dimension === 'nodes' ? 1 : (entry.capacity[own.usage.dimension] ?? 0) / own.usageScale);
         }
       }
       add({ cost: entry.price, lower: 0, upper: inf, rows: rowsOf, values });

@@ -161,6 +161,24 @@ describe('pool bound: weights and limits', () => {
     expect(bound).toBeLessThanOrEqual(optimum);
   });
 
+  it('huge limits (Karpenter benchmark pools: 10M cpu) neither bind nor break the LP', () => {
+    const base = weightedInput(1401);
+    const input = { ...base, nodePools: base.nodePools.map((pool) => (pool.name === 'od' ? { ...pool, limits: { cpu: '10000000', memory: '10000000Gi' } } : pool)) };
+    const bound = poolBound(input, linearSolver)?.bound ?? 0;
+    expect(bound).toBeGreaterThan(0);
+    expect(bound).toBeGreaterThanOrEqual(lowerBound(input) * (1 - 1e-6));
+    expect(bound).toBeLessThanOrEqual(bruteForce(input) + 1e-9);
+  });
+
+  it.each(seeds.slice(0, 10))('seed %i: with preferred node affinity on half the pods (soft: the optimum is unchanged) the bound stays ≤ the optimum', (seed) => {
+    // A preferred node affinity is soft: it changes no plan's validity, so the optimum is the
+    // brute force's. (Those pods are not `exact`, so (W) is not applied to them.)
+    const base = weightedInput(seed);
+    const preferArm = [{ weight: 50, requirements: [{ key: 'kubernetes.io/arch', operator: 'In' as const, values: ['arm64'] }] }];
+    const input = { ...base, pods: base.pods.map((pod, i) => (i % 2 === 0 ? { ...pod, preferredNodeAffinity: preferArm } : pod)) };
+    expect(poolBound(input, linearSolver)?.bound ?? NaN).toBeLessThanOrEqual(bruteForce(input) + 1e-9);
+  });
+
   it('declines inputs with existing nodes or in-flight claims', () => {
     const input = weightedInput(1400);
     expect(poolBound({ ...input, existingNodes: [{ name: 'n', labels: {}, taints: [], allocatable: { cpu: '2', memory: '4Gi', pods: '10' }, pods: [] }] } as PackingInput, linearSolver)).toBeUndefined();
