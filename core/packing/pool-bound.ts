@@ -9,14 +9,23 @@
 // node that admits it (Karpenter fills in-flight claims before it makes new ones), but
 // each node was *opened* by one of its pods, its opener, and:
 //   (W) when the opener p opened a node in pool P, every pool Q heavier than P that admits
-//       p was exhausted for p: every type of Q that admits p exceeded Q's remaining
-//       headroom (limits minus usage, counted in capacity, as pools.ts `withinLimits`)
-//       in some limited dimension, or Q's node limit was used up;
+//       p was exhausted for p: no type of Q that admits p fitted Q's remaining limits, or
+//       Q's node limit was used up;
 //   (L) each pool's nodes stay within its limits.
-// Usage only grows while a plan is made, so a pool exhausted for p when p opened its node
-// is still exhausted for p at the end. Topology rules, host ports and zones are ignored
-// (dropping constraints only lowers the optimum), existing nodes and in-flight claims
-// are declined (the function returns undefined).
+// What "remaining" counts matters. Karpenter's scheduler (karpenter.md, Solve) and
+// autonode (claim.ts reservations) charge a planned claim the *largest* capacity among its
+// instance-type options, and that reservation shrinks as pods narrow the options: a pool
+// can be exhausted while its launched nodes' capacities sum to far less than its limit. So
+// by default the only usage known from exhaustion is that the pool has a node (it admitted
+// the opener when empty), or, for a pool limited in node count only, that its node count
+// reached the limit (counts never shrink). With `limitsCountLaunched` (limits charged at
+// the launched type's capacity, usage only growing) a pool Q limited in one resource r
+// exhausted for p ends with  used_Q,r > headroom_Q,r − m_Q(p) ≥ headroom_Q,r − Δ_Q,  m_Q(p)
+// the least capacity in r among Q's types admitting p, Δ_Q the largest m_Q over the exact
+// pods Q admits. (L) holds in both: reservations never exceed the limits and a launched
+// node's capacity is at most its reservation. Topology rules, host ports and zones are
+// ignored (dropping constraints only lowers the optimum); existing nodes and in-flight
+// claims are declined (the function returns undefined).
 //
 // Which pods (W) is applied to. A pod's admitted types are computed under its loosest spec
 // (configuration-bound.ts relaxedSpecs), a superset of where a planner may open a node for
@@ -27,24 +36,20 @@
 //
 // The relaxation. Take any such plan and let S be the set of limited pools Q for which
 // some node of a lighter pool has an exact opener that Q admits (by (W), Q was exhausted
-// for it). Then, per limited pool Q in S with a single limited dimension r (a resource, or the
-// node count), the final usage satisfies  used_Q,r > headroom_Q,r − m_Q(p) ≥
-// headroom_Q,r − Δ_Q  where m_Q(p) is the least capacity in r among Q's types admitting p
-// and Δ_Q the largest m_Q over every exact pod Q admits (for the node count: used ≥
-// headroom). Every node of a pool P has an opener that is *eligible* for P under S:
-// admitted by P, and either not exact or every heavier pool admitting it is in S (a heavier pool not in S admits no opener of
-// a lighter node, by the definition of S). So the number of P's nodes is at most the
-// number of pods eligible for P, and a pool with none has no nodes. The plan is then an
-// integer solution of the LP below for its S; its value is ≤ the plan's cost, and the
-// bound — the minimum of the LP over every S — is ≤ the cost of every plan, the optimum
-// included. A Q in S with several limited dimensions gets no usage row (a weaker, still
-// valid LP).
+// for it), and give each Q in S the usage row above. Every node of a pool P has an opener
+// that is *eligible* for P under S: admitted by P, and either not exact or every heavier
+// pool admitting it is in S (a heavier pool not in S blocked no opener of a lighter node,
+// by the definition of S; an unlimited pool is never exhausted). So P has at most as many
+// nodes as pods eligible for it, and none if there is none. The plan is then an integer
+// solution of the LP below for its S; the LP's value is ≤ the plan's cost, and the bound —
+// the minimum over every S — is ≤ the cost of every plan, the optimum included.
 //
 // The LP for one S (an assignment LP, LB2 of bound.ts in primal form, per pool type):
 //   min Σ_t c_t·x_t  s.t.  Σ_t y_g,t = n_g  (g: pods by request vector and admitted pool
 //   types; y only where t admits g and g's requests fit t),  Σ_g R_g,r·y_g,t ≤ A_t,r·x_t,
 //   Σ_{t∈P} x_t ≤ eligible openers of P (and ≤ P's node headroom),
-//   Σ_{t∈P} cap_t,r·x_t ≤ headroom_P,r  (L),  Σ_{t∈Q} cap_t,r·x_t ≥ headroom_Q,r − Δ_Q  (Q∈S),
+//   Σ_{t∈P} cap_t,r·x_t ≤ headroom_P,r  (L),  and per Q ∈ S its usage row (Σ_{t∈Q} x_t ≥ 1,
+//   ≥ the node headroom, or Σ_{t∈Q} cap_t,r·x_t ≥ headroom_Q,r − Δ_Q),
 // A_t the type's allocatable less the DaemonSets it runs in the pool, c_t the cheapest
 // offering the pool allows. A type dominated within its pool (another admits every pod
 // it admits, has at least its room, costs no more and counts the same against the pool's
@@ -69,6 +74,11 @@ export interface PoolBound {
   readonly columns: number;
 }
 
+interface UsageRow {
+  readonly dimension: number | 'nodes';
+  readonly atLeast: number;
+}
+
 interface TypeEntry {
   readonly pool: Pool;
   readonly room: Vec;
@@ -82,7 +92,17 @@ const maxCases = 16;
 const penalty = 1e6;
 
 /** The weights- and limits-aware bound (see the file comment). */
-export function poolBound(input: PackingInput, solver: LinearSolver): PoolBound | undefined {
+export interface PoolBoundOptions {
+  /**
+   * Limits counted on the launched nodes' own capacity (the usage row of the file comment).
+   * Off by default: Karpenter's scheduler, and autonode's, charge a planned claim the
+   * *largest* capacity among its instance-type options, which shrinks later, so a pool can
+   * be exhausted while its nodes' capacities sum to far less than its limit.
+   */
+  readonly limitsCountLaunched?: boolean;
+}
+
+export function poolBound(input: PackingInput, solver: LinearSolver, options: PoolBoundOptions = {}): PoolBound | undefined {
   if (input.existingNodes.length > 0 || input.inFlightClaims.length > 0) return undefined;
   const { dims, pools, poolTypes, items: allItems } = poolItemModel(input);
   // A pool's limited resource dimensions (a `nodes` limit is its node count, pools.ts nodesHeadroom, not a resource).
@@ -142,14 +162,17 @@ export function poolBound(input: PackingInput, solver: LinearSolver): PoolBound 
   const alwaysIn = new Set(limitedPools.slice(enumerated.length));
   // Δ_Q per limited pool with a single limited dimension: the largest, over the items Q
   // admits, of the least capacity in that dimension among Q's types admitting the item.
-  const usageRow = new Map<Pool, { dimension: number | 'nodes'; atLeast: number }>();
+  const usageRows = new Map<Pool, UsageRow[]>();
   for (const pool of enumerated) {
     const single = limitedOf(pool).length === 1 && !Number.isFinite(pool.nodesHeadroom) ? limitedOf(pool)[0] : limitedOf(pool).length === 0 ? 'nodes' as const : undefined;
-    if (single === undefined) continue;
+    // A node count never shrinks: exhausted by it means as many nodes as the headroom.
     if (single === 'nodes') {
-      usageRow.set(pool, { dimension: 'nodes', atLeast: pool.nodesHeadroom });
+      usageRows.set(pool, [{ dimension: 'nodes', atLeast: pool.nodesHeadroom }]);
       continue;
     }
+    // Exhausted in any way: at least one node of the pool (it admitted the opener when empty).
+    usageRows.set(pool, [{ dimension: 'nodes', atLeast: 1 }]);
+    if (single === undefined || options.limitsCountLaunched !== true) continue;
     // Over every type of the pool (dominated ones too: they count for exhaustion).
     let delta = 0;
     items.forEach((item, g) => {
@@ -163,7 +186,7 @@ export function poolBound(input: PackingInput, solver: LinearSolver): PoolBound 
       });
       if (Number.isFinite(least)) delta = Math.max(delta, least);
     });
-    usageRow.set(pool, { dimension: single, atLeast: (pool.headroom[single] ?? 0) - delta });
+    if ((pool.headroom[single] ?? 0) - delta > 0) usageRows.get(pool)?.push({ dimension: single, atLeast: (pool.headroom[single] ?? 0) - delta });
   }
   // What a pool's nodes can reach: every node holds a pod, so at most one node per pod, each
   // at most the pool's largest capacity. A limit at or above that never binds (its row is
@@ -182,8 +205,7 @@ export function poolBound(input: PackingInput, solver: LinearSolver): PoolBound 
     const exhausted = new Set<Pool>(alwaysIn);
     enumerated.forEach((pool, i) => { if ((mask & (1 << i)) !== 0) exhausted.add(pool); });
     const impossible = [...exhausted].some((pool) => {
-      const usage = usageRow.get(pool);
-      return usage !== undefined && usage.atLeast > reach(pool, usage.dimension);
+      return (usageRows.get(pool) ?? []).some((usage) => usage.atLeast > reach(pool, usage.dimension));
     });
     if (impossible) {
       cases.push({ exhausted: [...exhausted].map((pool) => pool.name).sort(), value: Infinity });
@@ -199,7 +221,7 @@ export function poolBound(input: PackingInput, solver: LinearSolver): PoolBound 
       });
       return count;
     });
-    const result = solveCase(items, entries, pools, binding, openers, exhausted, usageRow, solver, requested);
+    const result = solveCase(items, entries, pools, binding, openers, exhausted, usageRows, solver, requested);
     columns = Math.max(columns, result.columns);
     cases.push({ exhausted: [...exhausted].map((pool) => pool.name).sort(), value: result.value });
   }
@@ -214,7 +236,7 @@ function solveCase(
   limitedOf: (pool: Pool) => readonly number[],
   openers: readonly number[],
   exhausted: ReadonlySet<Pool>,
-  usageRow: ReadonlyMap<Pool, { dimension: number | 'nodes'; atLeast: number }>,
+  usageRows: ReadonlyMap<Pool, readonly UsageRow[]>,
   solver: LinearSolver,
   requested: readonly boolean[],
 ): { value: number; columns: number } {
@@ -236,10 +258,9 @@ function solveCase(
       const nodes = Math.min(openers[pool.order] ?? 0, pool.nodesHeadroom);
       const nodeRow = row(-inf, nodes);
       const limitRows = limitedOf(pool).map((r) => ({ r, scale: capScale(r), row: row(-inf, (pool.headroom[r] ?? 0) / capScale(r)) }));
-      const usage = exhausted.has(pool) ? usageRow.get(pool) : undefined;
-      const usageScale = usage === undefined || usage.dimension === 'nodes' ? 1 : capScale(usage.dimension);
-      const usageIndex = usage === undefined ? undefined : row(usage.atLeast / usageScale, inf);
-      return { nodeRow, limitRows, usage, usageScale, usageIndex };
+      const usage = (exhausted.has(pool) ? usageRows.get(pool) ?? [] : []).map((row) => ({ ...row, scale: row.dimension === 'nodes' ? 1 : capScale(row.dimension) }));
+      const usageIndices = usage.map((u) => row(u.atLeast / u.scale, inf));
+      return { nodeRow, limitRows, usage, usageIndices };
     });
     let columns = 0;
     const add = (column: LpColumn): void => { model.addColumn(column); columns++; };
@@ -251,10 +272,10 @@ function solveCase(
       if (own !== undefined) {
         rowsOf.push(own.nodeRow); values.push(1);
         for (const limit of own.limitRows) { rowsOf.push(limit.row); values.push((entry.capacity[limit.r] ?? 0) / limit.scale); }
-        if (own.usage !== undefined && own.usageIndex !== undefined) {
-          rowsOf.push(own.usageIndex);
-          values.push(own.usage.dimension === 'nodes' ? 1 : (entry.capacity[own.usage.dimension] ?? 0) / own.usageScale);
-        }
+        own.usage.forEach((u, i) => {
+          rowsOf.push(own.usageIndices[i] ?? 0);
+          values.push(u.dimension === 'nodes' ? 1 : (entry.capacity[u.dimension] ?? 0) / u.scale);
+        });
       }
       add({ cost: entry.price, lower: 0, upper: inf, rows: rowsOf, values });
       for (const g of entry.admitted) {
@@ -273,7 +294,7 @@ function solveCase(
     // infeasibility): extra columns only lower the LP's minimum, so validity does not
     // depend on the penalty, only the strength does.
     itemRows.forEach((index) => add({ cost: penalty, lower: 0, upper: inf, rows: [index], values: [1] }));
-    for (const own of poolRows) if (own.usageIndex !== undefined) add({ cost: penalty, lower: 0, upper: inf, rows: [own.usageIndex], values: [1] });
+    for (const own of poolRows) for (const index of own.usageIndices) add({ cost: penalty, lower: 0, upper: inf, rows: [index], values: [1] });
     const result = model.solve();
     // Not solved to optimality: no claim about this case beyond 0.
     return { value: result.optimal ? Math.max(0, result.objective) : 0, columns };

@@ -1,8 +1,9 @@
 // The weights- and limits-aware bound (core/packing/pool-bound.ts): on small random
 // inputs with three weighted pools, one of them limited, it never exceeds the optimum
 // that respects Karpenter's weights and limits (found here by brute force, by hand:
-// arch labels, capacity types, limits in capacity, an opener per node), and it is never
-// below the bound that ignores pools (bound.ts).
+// arch labels, capacity types, limits, an opener per node) — with limits charged at the
+// launched capacity (`limitsCountLaunched`) and at reservations (the default) — and it is
+// never below the bound that ignores pools (bound.ts).
 import { solve, type LinearSolver, type PackingInput, type PendingPod } from '../../../core/packing';
 import { lowerBound } from '../../../core/packing/bound';
 import { poolBound } from '../../../core/packing/pool-bound';
@@ -43,7 +44,9 @@ function weightedInput(seed: number): PackingInput {
 interface Option { pool: string; weight: number; type: string; arch: string; price: number; cpu: number; memory: number; pods: number; capacityCpu: number }
 
 /**
- * The cheapest plan under Karpenter's weights and limits, in its end-state form: every
+ * The cheapest plan under Karpenter's weights and limits, in its end-state form (limits
+ * charged at the launched type's capacity; with `limitsCountLaunched` false, at
+ * reservations, of which only "the pool has a node" or "its node limit is reached" is sure): every
  * partition of the pods into nodes, every (pool, type) for every node, kept when each node
  * admits its pods, every pool stays within its limits, and each node holds a pod (its
  * opener) for which every heavier pool admitting it is exhausted at the end (no type of it
@@ -51,7 +54,7 @@ interface Option { pool: string; weight: number; type: string; arch: string; pri
  * opened implies exhaustion at the end (usage only grows), so this is ≤ the sequential
  * optimum: the bound must be below it.
  */
-function bruteForce(input: PackingInput): number {
+function bruteForce(input: PackingInput, limitsCountLaunched = true): number {
   const pools = input.nodePools;
   const options: Option[] = pools.flatMap((pool) => pool.instanceTypes.flatMap((type) => {
     const arch = type.labels['kubernetes.io/arch'] ?? 'amd64';
@@ -90,6 +93,9 @@ function bruteForce(input: PackingInput): number {
     const exhaustedFor = (q: string, i: number): boolean => {
       const limit = limitOf(q);
       const u = used.get(q) ?? { cpu: 0, nodes: 0 };
+      // Charged at reservations (the largest option, shrinking later): all that is sure at the
+      // end is a node in the pool, or the node limit reached.
+      if (!limitsCountLaunched) return Number.isFinite(limit.cpu) ? u.nodes >= 1 : u.nodes >= limit.nodes;
       return options.every((o) => o.pool !== q || !admitsPod(o, need[i]?.pod ?? aPod()) || !fitsOne(o, i) || u.nodes + 1 > limit.nodes || u.cpu + o.capacityCpu > limit.cpu + 1e-9);
     };
     for (let b = 0; b < blocks.length; b++) {
@@ -137,11 +143,16 @@ describe('pool bound: weights and limits', () => {
   it.each(seeds)('seed %i: ≤ the weight- and limit-respecting optimum, ≥ the bound blind to pools', (seed) => {
     const input = weightedInput(seed);
     const optimum = bruteForce(input);
-    const bound = poolBound(input, linearSolver)?.bound ?? NaN;
+    const bound = poolBound(input, linearSolver, { limitsCountLaunched: true })?.bound ?? NaN;
     const blind = lowerBound(input);
     expect(Number.isFinite(optimum)).toBe(true);
     expect(bound).toBeLessThanOrEqual(optimum + 1e-9);
     expect(bound).toBeGreaterThanOrEqual(blind * (1 - 1e-6));
+    // Limits charged at reservations (the default): a weaker relaxation, a weaker bound.
+    const reserved = poolBound(input, linearSolver)?.bound ?? NaN;
+    expect(reserved).toBeLessThanOrEqual(bruteForce(input, false) + 1e-9);
+    expect(reserved).toBeGreaterThanOrEqual(blind * (1 - 1e-6));
+    expect(reserved).toBeLessThanOrEqual(bound + 1e-9);
     // autonode's own plan follows the same semantics, so it costs at least the bound too.
     const plan = solve(input, { linearSolver });
     if (plan.unschedulable.length === 0) expect(plan.totalPrice).toBeGreaterThanOrEqual(bound - 1e-9);
@@ -149,22 +160,25 @@ describe('pool bound: weights and limits', () => {
 
   it('is stronger where weights bind: plain pods open nodes in the limited on-demand pool, then on amd64 spot', () => {
     let bound = 0;
+    let reserved = 0;
     let blind = 0;
     let optimum = 0;
     for (const seed of seeds) {
       const input = weightedInput(seed);
-      bound += poolBound(input, linearSolver)?.bound ?? 0;
+      bound += poolBound(input, linearSolver, { limitsCountLaunched: true })?.bound ?? 0;
+      reserved += poolBound(input, linearSolver)?.bound ?? 0;
       blind += lowerBound(input);
       optimum += bruteForce(input);
     }
     expect(bound).toBeGreaterThan(blind * 1.1);
+    expect(reserved).toBeGreaterThan(blind * 1.1);
     expect(bound).toBeLessThanOrEqual(optimum);
   });
 
   it('huge limits (Karpenter benchmark pools: 10M cpu) neither bind nor break the LP', () => {
     const base = weightedInput(1401);
     const input = { ...base, nodePools: base.nodePools.map((pool) => (pool.name === 'od' ? { ...pool, limits: { cpu: '10000000', memory: '10000000Gi' } } : pool)) };
-    const bound = poolBound(input, linearSolver)?.bound ?? 0;
+    const bound = poolBound(input, linearSolver, { limitsCountLaunched: true })?.bound ?? 0;
     expect(bound).toBeGreaterThan(0);
     expect(bound).toBeGreaterThanOrEqual(lowerBound(input) * (1 - 1e-6));
     expect(bound).toBeLessThanOrEqual(bruteForce(input) + 1e-9);
@@ -176,7 +190,8 @@ describe('pool bound: weights and limits', () => {
     const base = weightedInput(seed);
     const preferArm = [{ weight: 50, requirements: [{ key: 'kubernetes.io/arch', operator: 'In' as const, values: ['arm64'] }] }];
     const input = { ...base, pods: base.pods.map((pod, i) => (i % 2 === 0 ? { ...pod, preferredNodeAffinity: preferArm } : pod)) };
-    expect(poolBound(input, linearSolver)?.bound ?? NaN).toBeLessThanOrEqual(bruteForce(input) + 1e-9);
+    expect(poolBound(input, linearSolver, { limitsCountLaunched: true })?.bound ?? NaN).toBeLessThanOrEqual(bruteForce(input) + 1e-9);
+    expect(poolBound(input, linearSolver)?.bound ?? NaN).toBeLessThanOrEqual(bruteForce(input, false) + 1e-9);
   });
 
   it('declines inputs with existing nodes or in-flight claims', () => {
