@@ -10,7 +10,7 @@ import { poolBound } from '../../../core/packing/pool-bound';
 import { loadLinearSolver } from '../../../activities/packing/highs';
 import { aNodePool, anInput, anInstanceType, aPod } from './builders';
 import { quantityValue } from './checker';
-import { mulberry32, pick } from './random-inputs';
+import { mulberry32, pick, randomInput } from './random-inputs';
 
 let linearSolver: LinearSolver;
 beforeAll(async () => {
@@ -192,6 +192,21 @@ describe('pool bound: weights and limits', () => {
     const input = { ...base, pods: base.pods.map((pod, i) => (i % 2 === 0 ? { ...pod, preferredNodeAffinity: preferArm } : pod)) };
     expect(poolBound(input, linearSolver, { limitsCountLaunched: true })?.bound ?? NaN).toBeLessThanOrEqual(bruteForce(input) + 1e-9);
     expect(poolBound(input, linearSolver)?.bound ?? NaN).toBeLessThanOrEqual(bruteForce(input, false) + 1e-9);
+  });
+
+  it('never exceeds autonode\'s own plan on the property tests\' random inputs (weighted tainted pool, limits, topology, DaemonSets)', () => {
+    let checked = 0;
+    for (let seed = 1; seed <= 80; seed++) {
+      const input = randomInput(seed);
+      if (input.existingNodes.length > 0 || input.inFlightClaims.length > 0) continue;
+      const plan = solve(input, { linearSolver });
+      if (plan.unschedulable.length > 0) continue;
+      checked += 1;
+      const bound = poolBound(input, linearSolver)?.bound ?? NaN;
+      expect(bound).toBeLessThanOrEqual(plan.totalPrice + 1e-9);
+      expect(bound).toBeGreaterThanOrEqual(lowerBound(input) * (1 - 1e-6));
+    }
+    expect(checked).toBeGreaterThan(20);
   });
 
   it('declines inputs with existing nodes or in-flight claims', () => {
