@@ -36,7 +36,7 @@ import { Dims, subtract, type Vec } from './dims';
 import type { LinearSolver } from './linear-program';
 import type { PackingInput } from './input';
 import { PatternGenerator, type PatternProblem } from './patterns';
-import { buildPools, daemonModels } from './pools';
+import { buildPools, daemonModels, type Pool, type PoolType } from './pools';
 import { effectiveSpec, type EffectiveSpec } from './preferences';
 
 export interface ConfigurationBound {
@@ -90,23 +90,43 @@ function relaxedSpecs(spec: EffectiveSpec): EffectiveSpec[] {
   return spec.nodeTerms.length <= 1 ? [loosest] : spec.nodeTerms.map((term) => ({ ...loosest, nodeTerms: [term] }));
 }
 
-/** Pods by request vector and admitted pool types; types per pool (see the file comment). */
-function requirementsModel(input: PackingInput): PatternProblem {
+/** Pool types (types with an allowed offering, per pool) and pods grouped by request vector and admitted pool types. */
+export interface PoolItemModel {
+  readonly dims: Dims;
+  readonly pools: readonly Pool[];
+  readonly poolTypes: readonly { readonly pool: Pool; readonly type: PoolType }[];
+  /**
+   * Sorted by key; `admitted[t]` is 1 when pool type t admits the pod under one of its most
+   * relaxed specs. `exact` when that is the pod's only spec (nothing for a planner to relax:
+   * at most one required node term, no preference, no PreferNoSchedule taint it does not
+   * tolerate in any pool) and it has no pod (anti-)affinity, topology spread or host port,
+   * so `admitted` is exactly where a new node can be opened for it.
+   */
+  readonly items: readonly { readonly requests: Vec; readonly count: number; readonly admitted: Uint8Array; readonly exact: boolean }[];
+}
+
+/** The requirements model's pieces (see the file comment). */
+export function poolItemModel(input: PackingInput): PoolItemModel {
   const names = new Set<string>(['pods']);
   const addAll = (record: Readonly<Record<string, string>> | undefined): void => { for (const name of Object.keys(record ?? {})) names.add(name); };
   input.pods.forEach((p) => addAll(p.requests));
   input.daemonSets.forEach((d) => addAll(d.requests));
-  input.nodePools.forEach((p) => p.instanceTypes.forEach((t) => { addAll(t.allocatable); addAll(t.capacity); }));
+  input.nodePools.forEach((p) => { addAll(p.limits); p.instanceTypes.forEach((t) => { addAll(t.allocatable); addAll(t.capacity); }); });
   const dims = new Dims(names);
   const pools = buildPools(input.nodePools, dims, daemonModels(input.daemonSets, dims));
   const poolTypes = pools.flatMap((pool) => pool.types.filter((type) => type.offerings.length > 0).map((type) => ({ pool, type })));
   const context: ClassBuildContext = { dims, pools, compatCache: new Map(), shapes: new Map() };
-  const items = new Map<string, { requests: Vec; count: number; admitted: Uint8Array }>();
+  const items = new Map<string, { requests: Vec; count: number; admitted: Uint8Array; exact: boolean }>();
+  const preferNoSchedule = input.nodePools.some((pool) => [...pool.taints, ...pool.startupTaints].some((taint) => taint.effect === 'PreferNoSchedule'));
   input.pods.forEach((pod, i) => {
     const admitted = new Uint8Array(poolTypes.length);
     let requests: Vec | undefined;
-    for (const spec of relaxedSpecs(effectiveSpec(pod))) {
-      const podClass = buildClass(i, pod, spec, context);
+    const spec = effectiveSpec(pod);
+    const exact = spec.nodeTerms.length <= 1 && spec.preferredNode.length === 0 && spec.preferredAffinity.length === 0 && spec.preferredAntiAffinity.length === 0
+      && spec.preferredSpread.length === 0 && spec.affinity.length === 0 && spec.antiAffinity.length === 0 && spec.spread.length === 0
+      && pod.hostPorts.length === 0 && (spec.toleratesPreferNoSchedule || !preferNoSchedule);
+    for (const relaxed of relaxedSpecs(spec)) {
+      const podClass = buildClass(i, pod, relaxed, context);
       requests = podClass.requests;
       poolTypes.forEach(({ pool, type }, t) => {
         const feasibility = podClass.feasibility[pool.order];
@@ -114,12 +134,27 @@ function requirementsModel(input: PackingInput): PatternProblem {
       });
     }
     if (requests === undefined) return;
-    const key = `${requests.join(',')}|${admitted.join('')}`;
+    const key = `${requests.join(',')}|${admitted.join('')}|${exact ? 1 : 0}`;
     const item = items.get(key);
-    if (item === undefined) items.set(key, { requests, count: 1, admitted });
+    if (item === undefined) items.set(key, { requests, count: 1, admitted, exact });
     else item.count += 1;
   });
   const sorted = [...items.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, item]) => item);
+  return { dims, pools, poolTypes, items: sorted };
+}
+
+/** Pods by request vector and admitted pool types; types per pool (see the file comment). */
+function requirementsModel(input: PackingInput): PatternProblem {
+  const { poolTypes, items: exactOrNot } = poolItemModel(input);
+  // (the same groups as before `exact` existed: by requests and admitted types only)
+  const merged = new Map<string, { requests: Vec; count: number; admitted: Uint8Array }>();
+  for (const item of exactOrNot) {
+    const key = `${item.requests.join(',')}|${item.admitted.join('')}`;
+    const known = merged.get(key);
+    if (known === undefined) merged.set(key, { requests: item.requests, count: item.count, admitted: item.admitted });
+    else known.count += item.count;
+  }
+  const sorted = [...merged.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, item]) => item);
   return {
     items: sorted.map((item) => ({ requests: item.requests, count: item.count })),
     types: poolTypes.map(({ type }) => ({ capacity: subtract(type.allocatable, type.daemonOverhead), price: type.offerings[0]?.price ?? Infinity })),

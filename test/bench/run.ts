@@ -8,7 +8,12 @@
 // with the LP guide (HiGHS). Each scenario runs in its own child process so peak memory is
 // that scenario's. The configuration LP (with pool requirements) runs on aws-realistic,
 // many-pools and topology-heavy only; BENCH_SKIP_CONFIGURATION=1 skips it there too
-// (minutes at 20k).
+// (minutes at 20k). "LB" is the strongest valid bound: also the weights- and limits-aware
+// LP (core/packing/pool-bound.ts, "pool LB", on inputs with several pools or a limit;
+// BENCH_SKIP_POOL_BOUND=1 skips it); "blind LB" is bound.ts's lowerBound alone and
+// "x blind LB" the plan's ratio to it, so the ratio without weights stays visible.
+// "pool LB launched" is pool-bound.ts with limits charged at the launched capacity: shown
+// only, not a bound for Karpenter's (and autonode's) reservation of the largest option.
 //   npm run bench                                every scenario
 //   npm run bench -- --scenario aws-realistic-1k   exactly one
 //   npm run bench -- karpenter-exact             those whose name contains it
@@ -30,6 +35,7 @@ import { solve, type PackingInput } from '../../core/packing';
 import { karpenterLoop } from '../../core/packing/baseline/karpenter-loop';
 import { fluidBound, lowerBound } from '../../core/packing/bound';
 import { configurationBound } from '../../core/packing/configuration-bound';
+import { poolBound } from '../../core/packing/pool-bound';
 import type { LinearSolver } from '../../core/packing/linear-program';
 import { loadLinearSolver } from '../../activities/packing/highs';
 import { awsRealistic, existingNodes, manyPools, topologyHeavy } from './generators';
@@ -79,6 +85,13 @@ interface Row {
   karpenter: KarpenterRow | undefined;
   bound: number;
   boundSeconds: number;
+  /** bound.ts's lowerBound alone: blind to pools, weights and limits. */
+  blindBound: number;
+  /** pool-bound.ts (weights and limits), where the input has several pools or a limit; its seconds. */
+  poolLp: number | undefined;
+  poolSeconds: number;
+  /** The same with limits charged at launched capacity (pool-bound.ts limitsCountLaunched): not a bound for Karpenter's reservations, shown only. */
+  poolLaunched: number | undefined;
   /** The configuration LP (column generation): its value and whether it converged. */
   configurationLp: number | undefined;
   configurationConverged: boolean;
@@ -142,8 +155,16 @@ function runOne(name: string, repeat: number, warmup: number, warmupSeconds: num
   // is ignored, so the bound stays valid for topology-heavy.
   const configurationScenarios = ['aws-realistic', 'many-pools', 'topology-heavy'];
   const configuration = process.env.BENCH_SKIP_CONFIGURATION === '1' || !configurationScenarios.some((prefix) => name.startsWith(prefix)) ? undefined : configurationBound(input, linearSolver, { requirements: true });
-  const bound = Math.max(lowerBound(input), configuration?.bound ?? 0);
+  const blindBound = lowerBound(input);
   const boundSeconds = Number(process.hrtime.bigint() - start) / 1e9;
+  // Weights and limits (pool-bound.ts): only where they exist (one unlimited pool has no
+  // weight to respect); BENCH_SKIP_POOL_BOUND=1 skips it (~20 s on many-pools).
+  start = process.hrtime.bigint();
+  const weighted = input.nodePools.length > 1 || input.nodePools.some((pool) => Object.keys(pool.limits).length > 0);
+  const pooled = process.env.BENCH_SKIP_POOL_BOUND === '1' || !weighted ? undefined : poolBound(input, linearSolver);
+  const poolSeconds = Number(process.hrtime.bigint() - start) / 1e9;
+  const launched = pooled === undefined ? undefined : poolBound(input, linearSolver, { limitsCountLaunched: true });
+  const bound = Math.max(blindBound, configuration?.bound ?? 0, pooled?.bound ?? 0);
   const fluid = fluidBound(input);
   let baseline: Row['baseline'];
   if (process.env.BENCH_SKIP_BASELINE !== '1') {
@@ -152,7 +173,7 @@ function runOne(name: string, repeat: number, warmup: number, warmupSeconds: num
     baseline = { seconds: Number(process.hrtime.bigint() - start) / 1e9, nodes: loop.nodeClaims.length, price: loop.totalPrice, unschedulable: loop.unschedulable.length };
   }
   return {
-    scenario: name, pods: input.pods.length, bound, boundSeconds, fluid, peakMiB, heapMiB, baseline,
+    scenario: name, pods: input.pods.length, bound, boundSeconds, blindBound, poolLp: pooled?.bound, poolSeconds, poolLaunched: launched?.bound, fluid, peakMiB, heapMiB, baseline,
     karpenter: karpenterRow(name, input),
     configurationLp: configuration?.lp, configurationConverged: configuration?.converged ?? false,
     solver: { seconds: median(runs), runs, cpuSeconds: median(cpuRuns), coldSeconds, nodes: plan.nodeClaims.length, price: plan.totalPrice, unschedulable: plan.unschedulable.length },
@@ -168,7 +189,8 @@ function format(row: Row): string[] {
     String(row.solver.nodes), row.solver.price.toFixed(2), ratio(row.solver.price), String(row.solver.unschedulable),
     b === undefined ? '-' : b.price.toFixed(2), b === undefined ? '-' : ratio(b.price),
     b === undefined ? '-' : String(b.nodes), b === undefined ? '-' : b.seconds.toFixed(2), b === undefined ? '-' : String(b.unschedulable),
-    row.bound.toFixed(2), row.fluid.toFixed(2), row.configurationLp === undefined ? '-' : `${row.configurationLp.toFixed(2)}${row.configurationConverged ? '' : '*'}`, row.boundSeconds.toFixed(3),
+    row.bound.toFixed(2), row.blindBound.toFixed(2), (row.solver.price / row.blindBound).toFixed(3), row.poolLp === undefined ? '-' : row.poolLp.toFixed(2), row.poolLp === undefined ? '-' : row.poolSeconds.toFixed(1), row.poolLaunched === undefined ? '-' : row.poolLaunched.toFixed(2),
+    row.fluid.toFixed(2), row.configurationLp === undefined ? '-' : `${row.configurationLp.toFixed(2)}${row.configurationConverged ? '' : '*'}`, row.boundSeconds.toFixed(3),
   ];
 }
 
@@ -212,7 +234,7 @@ async function main(): Promise<void> {
   const filter = args.find((arg, i) => !arg.startsWith('--') && !(args[i - 1] ?? '').startsWith('--'));
   const names = Object.keys(scenarios).filter((n) => (exact === undefined || n === exact) && (filter === undefined || n.includes(filter)));
   if (names.length === 0) throw new Error(`no scenario matches ${exact ?? filter ?? ''}; known: ${Object.keys(scenarios).join(', ')}`);
-  const header = ['scenario', 'pods', 'solve s', 'cpu s', 'cold s', 'pods/s', 'peak MiB', 'nodes', '$/h', 'x LB', 'unsched', 'baseline $/h', 'baseline x LB', 'baseline nodes', 'baseline s', 'baseline unsched', 'LB $/h', 'LB0 $/h', 'CLP $/h', 'LB s'];
+  const header = ['scenario', 'pods', 'solve s', 'cpu s', 'cold s', 'pods/s', 'peak MiB', 'nodes', '$/h', 'x LB', 'unsched', 'baseline $/h', 'baseline x LB', 'baseline nodes', 'baseline s', 'baseline unsched', 'LB $/h', 'blind LB $/h', 'x blind LB', 'pool LB $/h', 'pool LB s', 'pool LB launched $/h', 'LB0 $/h', 'CLP $/h', 'LB s'];
   const rows: string[][] = [header];
   const karpenterRows: string[][] = [karpenterHeader];
   for (const name of names) {
