@@ -156,6 +156,8 @@ export interface WorkflowSample {
   pendingWorkflowTaskSince?: number;
   /** per pending activity: the latest of scheduled / last started / last heartbeat */
   pendingActivitiesLastProgress: number[];
+  /** per pending activity: which one, and its attempt (a retried activity is pending throughout) */
+  pendingActivities?: { id: string; type: string; attempt: number }[];
 }
 
 export interface StuckWorkflow {
@@ -166,8 +168,9 @@ export interface StuckWorkflow {
 /**
  * Stuck = running with work outstanding and no progress for `thresholdMs`: a workflow task
  * scheduled that long ago and not done, or an activity that has not started, heartbeat or
- * been retried for that long, or — across two samples that far apart — history that did
- * not grow while something was pending. A workflow waiting on a timer or a signal with
+ * been retried for that long, or one retried all that while without an attempt
+ * completing, or — across two samples that far apart — history that did not grow while
+ * something was pending. A workflow waiting on a timer or a signal with
  * nothing pending is idle, not stuck (a steady NodeClaim sleeps 5 minutes by design).
  */
 export function stuckWorkflows(samples: readonly WorkflowSample[], now: number, options: { runningNow: ReadonlySet<string>; thresholdMs?: number }): StuckWorkflow[] {
@@ -187,6 +190,19 @@ export function stuckWorkflows(samples: readonly WorkflowSample[], now: number, 
     const oldest = latest.pendingActivitiesLastProgress.length > 0 ? Math.min(...latest.pendingActivitiesLastProgress) : undefined;
     if (oldest !== undefined && now - oldest >= thresholdMs) {
       stuck.push({ id, why: `an activity without progress for ${Math.round((now - oldest) / 1000)} s` });
+      continue;
+    }
+    // an activity retried for that long without one attempt completing: each retry looks like
+    // progress (a start, a heartbeat), and signals grow the history, but nothing gets done
+    // (the provisioner's planBatch at attempt 20 in a 3 × 600 run, every attempt timed out)
+    const retrying = (latest.pendingActivities ?? []).find((a) => {
+      const since = ordered.find((s) => latest.at - s.at >= thresholdMs && (s.pendingActivities ?? []).some((b) => b.id === a.id && b.type === a.type && b.attempt < a.attempt));
+      return since !== undefined && ordered.filter((s) => s.at >= since.at).every((s) => (s.pendingActivities ?? []).some((b) => b.id === a.id && b.type === a.type));
+    });
+    if (retrying) {
+      const first = ordered.find((s) => (s.pendingActivities ?? []).some((b) => b.id === retrying.id && b.type === retrying.type));
+      const from = first?.pendingActivities?.find((b) => b.id === retrying.id && b.type === retrying.type)?.attempt ?? 1;
+      stuck.push({ id, why: `activity ${retrying.type} retried from attempt ${from} to ${retrying.attempt} over ${Math.round((latest.at - (first?.at ?? latest.at)) / 1000)} s without completing` });
       continue;
     }
     const pending = (s: WorkflowSample) => s.pendingWorkflowTaskSince !== undefined || s.pendingActivitiesLastProgress.length > 0;

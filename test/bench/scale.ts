@@ -297,13 +297,14 @@ async function sampleWorkflows(client: Client, clusters: readonly Cluster[]): Pr
   const at = Date.now();
   const samples = await Promise.all(
     ids.map((id) =>
-      limit(async () => {
+      limit(async (): Promise<WorkflowSample | undefined> => {
         try {
           const d = await client.workflow.getHandle(id).describe();
           const raw = d.raw;
           const progress = (raw.pendingActivities ?? []).map((a) => Math.max(ms(a.lastStartedTime) ?? 0, ms(a.lastHeartbeatTime) ?? 0, ms(a.lastAttemptCompleteTime) ?? 0, ms(a.scheduledTime) ?? 0) || at);
           const wt = raw.pendingWorkflowTask ? ms(raw.pendingWorkflowTask.scheduledTime) : undefined;
-          return { id, at, historyLength: d.historyLength, pendingActivitiesLastProgress: progress, ...(wt !== undefined ? { pendingWorkflowTaskSince: wt } : {}) } satisfies WorkflowSample;
+          const activities = (raw.pendingActivities ?? []).map((a) => ({ id: a.activityId ?? '', type: a.activityType?.name ?? '', attempt: a.attempt ?? 1 }));
+          return { id, at, historyLength: d.historyLength, pendingActivitiesLastProgress: progress, pendingActivities: activities, ...(wt !== undefined ? { pendingWorkflowTaskSince: wt } : {}) } satisfies WorkflowSample;
         } catch {
           return undefined;
         }

@@ -92,6 +92,20 @@ describe('stuck workflows', () => {
     expect(stuckWorkflows([lastSeen], now, running('other'))).toEqual([]);
     expect(stuckWorkflows([lastSeen], now, running('gone')).map((s) => s.id)).toEqual(['gone']);
   });
+  it('an activity retried for five minutes without an attempt completing is, though each retry and signal looks like progress', () => {
+    const planning = (at: number, attempt: number, historyLength: number): WorkflowSample => ({
+      ...idle('p', at, historyLength),
+      pendingActivitiesLastProgress: [at - 5_000],
+      pendingActivities: [{ id: '6', type: 'planBatch', attempt }],
+    });
+    const looping = [planning(now - 360_000, 14, 1100), planning(now - 180_000, 17, 1150), planning(now, 20, 1201)];
+    expect(stuckWorkflows(looping, now, running('p'))).toEqual([{ id: 'p', why: 'activity planBatch retried from attempt 14 to 20 over 360 s without completing' }]);
+    // a retry that succeeded in between (another activity pending now) is not
+    const recovered = [planning(now - 360_000, 14, 1100), idle('p', now - 180_000, 1150), planning(now, 2, 1201)];
+    expect(stuckWorkflows(recovered, now, running('p'))).toEqual([]);
+    // retried for under five minutes: not yet
+    expect(stuckWorkflows([planning(now - 200_000, 3, 10), planning(now, 9, 12)], now, running('p'))).toEqual([]);
+  });
   it('history that does not grow for five minutes while work is pending is', () => {
     const pending = (at: number, len: number): WorkflowSample => ({ ...idle('w', at, len), pendingActivitiesLastProgress: [at - 1_000] });
     expect(stuckWorkflows([pending(now - 400_000, 7), pending(now - 200_000, 7), pending(now, 7)], now, running('w')).map((s) => s.why)).toEqual(['history stayed at 7 events for 400 s with work pending']);
