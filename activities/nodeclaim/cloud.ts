@@ -259,8 +259,12 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
     }
     const instance = launched(result.instance);
     const type = instanceTypes.find((t) => t.name === instance.instanceType);
+    // The claim as it is now: the launch may have taken minutes (throttled calls, a loaded
+    // worker), and writing with the resourceVersion read before it would fail on any change
+    // made meanwhile — and a failed attempt is retried from the start.
+    const current = await mustGet(claims, name);
     // the class's static hash as launched: a later edit of it drifts this node (NodeClassDrift)
-    let updated = await claims.annotate(claim, {
+    let updated = await claims.annotate(current, {
       [EXPECTED_NODE_NAME_ANNOTATION]: instance.privateDnsName,
       [NODECLASS_HASH_ANNOTATION]: nodeClassHash(model.nodeClass),
       [NODECLASS_HASH_VERSION_ANNOTATION]: NODECLASS_HASH_VERSION,

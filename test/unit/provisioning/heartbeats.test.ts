@@ -10,6 +10,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createNodeClaimCloudActivities } from '../../../activities/nodeclaim/cloud';
 import { createProvisionerActivities } from '../../../activities/provisioner/activity';
 import { type LaunchRequest, type LaunchResult } from '../../../activities/cloud';
+import { type LaunchOutcome } from '../../../core/lifecycle';
 import { aNodePool, anEC2NodeClass, type Doc } from '../api/builders';
 import { anInstanceType } from '../instancetypes/builders';
 import { FakeCloudProvider } from '../metrics/fake-cloud';
@@ -96,5 +97,37 @@ describe('a launch attempt', () => {
     expect(beats[0]).toEqual({ stage: 'launch' });
     expect(cloud.requests).toHaveLength(1);
     expect(cloud.requests[0]?.signal).toBe(signal);
+  });
+
+  it('records the instance on the claim as it is after the launch, though it changed while EC2 was called', async () => {
+    const resolve = async () => ({ guest: guest.kube, cloud });
+    const claimPath = '/apis/karpenter.sh/v1/nodeclaims/a-1';
+    const provisioner = createProvisionerActivities({ resolve, temporal });
+    await new MockActivityEnvironment({ activityType: 'createClaims' }).run(() =>
+      provisioner.createClaims({
+        cluster,
+        taskQueues,
+        batchId: 'b2',
+        templates: [{ pool: 'a', poolUid: 'uid-a', labels: { 'karpenter.sh/nodepool': 'a' }, annotations: {}, nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' } }],
+        optionLists: [['m5.large']],
+        claims: [{ name: 'a-1', pool: 'a', options: 0, requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }], requests: { cpu: '1' }, price: 0.096, pods: 1 }],
+        unavailable: [],
+      }),
+    );
+    // someone else writes the claim while the (slow) CreateFleet is out: its resourceVersion moves
+    class SlowCloud extends RecordingCloud {
+      override async launch(request: LaunchRequest): Promise<LaunchResult> {
+        const stored = guest.get(claimPath) as Doc;
+        guest.put(claimPath, { ...stored, metadata: { ...(stored.metadata as Doc), annotations: { ...((stored.metadata as Doc).annotations as Doc), 'example.com/touched': 'yes' } } });
+        return super.launch(request);
+      }
+    }
+    const slow = new SlowCloud([anInstanceType('m5.large', {}, ['us-east-1a'])]);
+    const lifecycle = createNodeClaimCloudActivities({ resolve: async () => ({ guest: guest.kube, cloud: slow }) });
+    await new MockActivityEnvironment({ activityType: 'reconcileNodeClass' }).run(() => lifecycle.reconcileNodeClass({ cluster, name: 'a-1' }));
+    const launched = await new MockActivityEnvironment({ activityType: 'launchClaimInstance' }).run<[], LaunchOutcome, () => Promise<LaunchOutcome>>(() => lifecycle.launchClaimInstance({ cluster, name: 'a-1' }));
+    const claim = guest.get(claimPath) as { metadata: { annotations: Record<string, string> }; status: { providerID?: string } };
+    expect(claim.status.providerID).toBe(launched.providerId);
+    expect(claim.metadata.annotations['example.com/touched']).toBe('yes');
   });
 });
