@@ -1,4 +1,4 @@
-import { Context } from '@temporalio/activity';
+import { beating } from '../heartbeat';
 import { PolicyV1Api, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { normaliseDocument } from '../../core/api/normalise';
@@ -279,22 +279,6 @@ export async function readRound(
     });
   }
   return { input: { now: t, nodes: candidates, pools }, memory: nextMemory, nodes: candidates.length, drifts, toStamp, leftoverTaints, snapshot: summariseCluster({ nodes: nodes.items, pods: pods.items }) };
-}
-
-/**
- * A round's reads scale with the cluster (every claim, node, pod and PDB; one Event per
- * blocked node): it heartbeats every 5 s, so the workflow can give it minutes and still
- * learn within seconds that its worker died.
- */
-async function beating<T>(stage: string, body: () => Promise<T>): Promise<T> {
-  const ctx = Context.current();
-  ctx.heartbeat({ stage });
-  const beat = setInterval(() => ctx.heartbeat({ stage }), 5_000);
-  try {
-    return await body();
-  } finally {
-    clearInterval(beat);
-  }
 }
 
 /** karpenter_nodeclaims_disrupted_total's reason: Karpenter's lower-cased disruption reason. */

@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { beating } from '../heartbeat';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { EXPECTED_NODE_NAME_ANNOTATION, launchOptionsForClaim, type ClusterRef, type LaunchOption, type LaunchOutcome, type LaunchedInstance } from '../../core/lifecycle';
@@ -341,13 +342,7 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
       // when the server has given up on it: its signal aborts, and it launches nothing.
       const activity = activityContext();
       if (!activity) return launchClaimInstance(ref);
-      activity.heartbeat({ stage: 'launch' });
-      const beat = setInterval(() => activity.heartbeat({ stage: 'launch' }), LAUNCH_HEARTBEAT_MS);
-      try {
-        return await launchClaimInstance(ref, activity.cancellationSignal);
-      } finally {
-        clearInterval(beat);
-      }
+      return beating('launch', () => launchClaimInstance(ref, activity.cancellationSignal));
     },
 
 
@@ -365,9 +360,6 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
 }
 
 export type NodeClaimCloudActivities = ReturnType<typeof createNodeClaimCloudActivities>;
-
-/** How often a launch attempt heartbeats (the workflow's heartbeat timeout is several of these). */
-export const LAUNCH_HEARTBEAT_MS = 5_000;
 
 /** The running activity's context, or nothing when called outside an activity (tests, the legacy adapter). */
 function activityContext(): Context | undefined {

@@ -1,3 +1,4 @@
+import { HEARTBEAT_EVERY_MS } from '../heartbeat';
 import { Context, asyncLocalStorage } from '@temporalio/activity';
 import { type Client } from '@temporalio/client';
 import pLimit from 'p-limit';
@@ -36,7 +37,7 @@ export interface ProvisionerActivityDeps {
   now?: () => Date;
   /** where claims created and scheduling durations are counted, and the cluster's state observed */
   metrics?: AutonodeMetrics;
-  /** how often every activity heartbeats (default HEARTBEAT_MS) */
+  /** how often every activity heartbeats (default HEARTBEAT_EVERY_MS) */
   heartbeatMs?: number;
 }
 
@@ -69,13 +70,10 @@ export type CreateClaimsInput = z.input<typeof CreateClaimsInputSchema>;
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const PoolMetaSchema = z.object({ metadata: z.object({ name: z.string(), uid: z.string(), generation: z.number().optional() }) });
 const nodeClaimsApi = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' } as const;
-/**
- * Every provisioner activity heartbeats this often, whatever step it is in: reading a large
- * cluster, a throttled EC2 catalog, solving or creating claims may each outlast the
- * workflow's heartbeat timeout (20 s) on a loaded worker, and a live worker must not be
- * taken for dead — its step would be retried from the start, and time out again.
- */
-export const HEARTBEAT_MS = 5_000;
+// Every provisioner activity heartbeats every HEARTBEAT_EVERY_MS, whatever step it is in:
+// reading a large cluster, a throttled EC2 catalog, solving or creating claims may each
+// outlast the workflow's heartbeat timeout (20 s) on a loaded worker, and a live worker must
+// not be taken for dead — its step would be retried from the start, and time out again.
 
 /** The step each running activity last reported (its heartbeat details). */
 const stages = new WeakMap<Context, string>();
@@ -320,7 +318,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
       const made = await createClaims({ cluster: input.cluster, taskQueues: input.taskQueues, ...batchToCreate(planned) });
       return batchResult(planned, made);
     },
-  }, deps.heartbeatMs ?? HEARTBEAT_MS);
+  }, deps.heartbeatMs ?? HEARTBEAT_EVERY_MS);
 }
 
 export type ProvisionerActivities = ReturnType<typeof createProvisionerActivities>;

@@ -109,3 +109,12 @@ export class FakeCloudProvider implements CloudProvider {
     return this.types;
   }
 }
+
+/** The fake cloud, keeping each launch request it was sent (what the fleet was offered, its signal). */
+export class RecordingCloud extends FakeCloudProvider {
+  readonly requests: LaunchRequest[] = [];
+  override async launch(request: LaunchRequest): Promise<LaunchResult> {
+    this.requests.push(request);
+    return super.launch(request);
+  }
+}

@@ -13,7 +13,7 @@ import { type LaunchRequest, type LaunchResult } from '../../../activities/cloud
 import { type LaunchOutcome } from '../../../core/lifecycle';
 import { aNodePool, anEC2NodeClass, type Doc } from '../api/builders';
 import { anInstanceType } from '../instancetypes/builders';
-import { FakeCloudProvider } from '../metrics/fake-cloud';
+import { RecordingCloud } from '../metrics/fake-cloud';
 import { startFakeGuest, type FakeGuest } from '../metrics/fake-guest';
 
 const cluster = { name: 'c1', region: 'us-east-1' };
@@ -51,13 +51,6 @@ describe('packing activities heartbeat through every step', () => {
 });
 
 describe('a launch attempt', () => {
-  class RecordingCloud extends FakeCloudProvider {
-    readonly requests: LaunchRequest[] = [];
-    override async launch(request: LaunchRequest): Promise<LaunchResult> {
-      this.requests.push(request);
-      return super.launch(request);
-    }
-  }
   let guest: FakeGuest;
   let cloud: RecordingCloud;
   beforeEach(async () => {
@@ -70,9 +63,9 @@ describe('a launch attempt', () => {
   });
   afterEach(async () => guest.close());
 
-  it('heartbeats and hands the launch its cancellation signal', async () => {
-    const resolve = async () => ({ guest: guest.kube, cloud });
-    const provisioner = createProvisionerActivities({ resolve, temporal });
+  /** NodeClaim a-1 of pool a (one m5.large, on-demand), made by the provisioner's createClaims */
+  async function createClaimA1(): Promise<void> {
+    const provisioner = createProvisionerActivities({ resolve: async () => ({ guest: guest.kube, cloud }), temporal });
     await new MockActivityEnvironment({ activityType: 'createClaims' }).run(() =>
       provisioner.createClaims({
         cluster,
@@ -84,6 +77,11 @@ describe('a launch attempt', () => {
         unavailable: [],
       }),
     );
+  }
+
+  it('heartbeats and hands the launch its cancellation signal', async () => {
+    const resolve = async () => ({ guest: guest.kube, cloud });
+    await createClaimA1();
     const lifecycle = createNodeClaimCloudActivities({ resolve });
     await new MockActivityEnvironment({ activityType: 'reconcileNodeClass' }).run(() => lifecycle.reconcileNodeClass({ cluster, name: 'a-1' }));
     const env = new MockActivityEnvironment({ activityType: 'launchClaimInstance' });
@@ -100,20 +98,8 @@ describe('a launch attempt', () => {
   });
 
   it('records the instance on the claim as it is after the launch, though it changed while EC2 was called', async () => {
-    const resolve = async () => ({ guest: guest.kube, cloud });
     const claimPath = '/apis/karpenter.sh/v1/nodeclaims/a-1';
-    const provisioner = createProvisionerActivities({ resolve, temporal });
-    await new MockActivityEnvironment({ activityType: 'createClaims' }).run(() =>
-      provisioner.createClaims({
-        cluster,
-        taskQueues,
-        batchId: 'b2',
-        templates: [{ pool: 'a', poolUid: 'uid-a', labels: { 'karpenter.sh/nodepool': 'a' }, annotations: {}, nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' } }],
-        optionLists: [['m5.large']],
-        claims: [{ name: 'a-1', pool: 'a', options: 0, requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }], requests: { cpu: '1' }, price: 0.096, pods: 1 }],
-        unavailable: [],
-      }),
-    );
+    await createClaimA1();
     // someone else writes the claim while the (slow) CreateFleet is out: its resourceVersion moves
     class SlowCloud extends RecordingCloud {
       override async launch(request: LaunchRequest): Promise<LaunchResult> {

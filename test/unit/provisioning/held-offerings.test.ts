@@ -9,10 +9,9 @@ import { createProvisionerActivities } from '../../../activities/provisioner/act
 import { planView } from '../../../activities/provisioner/plan-view';
 import { solve } from '../../../core/packing';
 import { heldOfferingsOf, unavailableOfferingsValue, UNAVAILABLE_OFFERINGS_ANNOTATION, type HeldOffering } from '../../../core/provisioning';
-import { type LaunchRequest, type LaunchResult } from '../../../activities/cloud';
 import { aNodePool, anEC2NodeClass, type Doc } from '../api/builders';
 import { anInstanceType } from '../instancetypes/builders';
-import { FakeCloudProvider } from '../metrics/fake-cloud';
+import { RecordingCloud } from '../metrics/fake-cloud';
 import { startFakeGuest, type FakeGuest } from '../metrics/fake-guest';
 import { benchCatalog, BENCH_NOW, planningOf, worldOf, type SimCluster } from '../../bench/disruption-cluster';
 
@@ -77,14 +76,6 @@ describe('createClaims writes it, the launch honours it', () => {
   const temporal = { workflow: { start: async () => undefined } } as unknown as Client;
   const run = <R>(activityType: string, body: () => Promise<R>) => new MockActivityEnvironment({ activityType }).run<[], R, () => Promise<R>>(body);
 
-  /** the fake cloud, recording what each launch was offered */
-  class RecordingCloud extends FakeCloudProvider {
-    readonly requests: LaunchRequest[] = [];
-    override async launch(request: LaunchRequest): Promise<LaunchResult> {
-      this.requests.push(request);
-      return super.launch(request);
-    }
-  }
   let guest: FakeGuest;
   let cloud: RecordingCloud;
   beforeEach(async () => {
