@@ -30,6 +30,7 @@ import { forceDeleteNodeClaims } from '../support/lifecycle';
 import { loadStackInfo } from '../support/stack';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { temporalHarness, type TemporalHarness } from '../support/temporal';
+import { uniqueNetworkOctet } from '../support/network';
 
 jest.setTimeout(900_000);
 
@@ -60,7 +61,7 @@ describe('enablement and teardown survive a SIGKILLed worker (real process, real
     await forceDeleteNodeClaims(guest, leftovers.items.map((c) => c.metadata.name));
     // …and its node classes: a `default` another file's enablement made selects that cluster's network
     await guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: 'default' }).catch(() => undefined);
-    await createClusterNetwork(ec2, { clusterName: hc.infraID, zones: ['us-east-1a', 'us-east-1b', 'us-east-1c'], octet: 10 + Math.floor(Math.random() * 200) });
+    await createClusterNetwork(ec2, { clusterName: hc.infraID, zones: ['us-east-1a', 'us-east-1b', 'us-east-1c'], octet: uniqueNetworkOctet() });
     await createLocalHostedCluster(management, readFileSync(stack.guest.kubeconfigPath, 'utf8'), hc);
     t = await temporalHarness();
     fleet = new SimulatedKubeletFleet({ listInstances: () => cloud.list(), userDataOf: instanceUserData(ec2), region: hc.region, pollMs: 500 });

@@ -29,6 +29,7 @@ import { recordHistory, runsOf } from '../support/histories';
 import { forceDeleteNodeClaims } from '../support/lifecycle';
 import { loadStackInfo } from '../support/stack';
 import { temporalHarness, workflowBundle, type TemporalHarness } from '../support/temporal';
+import { uniqueNetworkOctet } from '../support/network';
 
 jest.setTimeout(400_000);
 
@@ -70,7 +71,7 @@ describe('enablement by spec.autoNode and the Autoprovision gate, and HostedClus
     // The guest is this cluster's alone while the test runs (a teardown deletes every NodeClaim in it).
     const leftovers = (await guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' })) as { items: { metadata: { name: string } }[] };
     await forceDeleteNodeClaims(guest, leftovers.items.map((c) => c.metadata.name));
-    await createClusterNetwork(ec2ClientFor({ name: hc.infraID, region: hc.region }), { clusterName: hc.infraID, zones: ['us-east-1a', 'us-east-1b'], octet: 10 + Math.floor(Math.random() * 200) });
+    await createClusterNetwork(ec2ClientFor({ name: hc.infraID, region: hc.region }), { clusterName: hc.infraID, zones: ['us-east-1a', 'us-east-1b'], octet: uniqueNetworkOctet() });
     await createLocalHostedCluster(management, readFileSync(stack.guest.kubeconfigPath, 'utf8'), hc);
     t = await temporalHarness();
     // a management watch another file's workers left running (on queues nobody polls now) is not this file's

@@ -32,6 +32,7 @@ import { eventually } from '../support/eventually';
 import { forceDeleteNodeClaims } from '../support/lifecycle';
 import { loadStackInfo } from '../support/stack';
 import { temporalHarness, workflowBundle, type TemporalHarness } from '../support/temporal';
+import { uniqueNetworkOctet } from '../support/network';
 
 jest.setTimeout(600_000);
 
@@ -107,9 +108,9 @@ describe('two hosted clusters at once, with different roles, and a broken third 
     // the shared guest is cluster a's alone while this runs (a teardown deletes every NodeClaim in it)
     // (just-installed CRDs answer 429 "storage is (re)initializing" for a moment)
     if (a) await forceDeleteNodeClaims(a.guest, (await eventually('NodeClaims served by the shared guest', () => nodeClaimsIn(a.guest), 30_000)).map((c) => c.metadata.name));
-    for (const [i, c] of clusters.entries()) {
+    for (const c of clusters) {
       // each network in its role's account: what the role creates lands there (moto models accounts)
-      await createClusterNetwork(c.ec2, { clusterName: c.hc.infraID, zones: ['us-east-1a', 'us-east-1b'], octet: 20 + i * 100 + Math.floor(Math.random() * 80) });
+      await createClusterNetwork(c.ec2, { clusterName: c.hc.infraID, zones: ['us-east-1a', 'us-east-1b'], octet: uniqueNetworkOctet() });
       await createLocalHostedCluster(management, readFileSync(c.guestKubeconfig, 'utf8'), c.hc);
     }
     // the third cluster's admin kubeconfig names a guest nobody serves

@@ -27,6 +27,7 @@ import { eventually } from '../support/eventually';
 import { forceDeleteNodeClaims } from '../support/lifecycle';
 import { loadStackInfo } from '../support/stack';
 import { temporalHarness, workflowBundle, type TemporalHarness } from '../support/temporal';
+import { uniqueNetworkOctet } from '../support/network';
 import { type Worker } from '@temporalio/worker';
 
 jest.setTimeout(600_000);
@@ -62,7 +63,7 @@ describe('HostedCluster enablement through the starter (real stack)', () => {
     // (their workflows gone) would hold the teardown forever.
     const leftovers = (await guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' })) as { items: { metadata: { name: string } }[] };
     await forceDeleteNodeClaims(guest, leftovers.items.map((c) => c.metadata.name));
-    await createClusterNetwork(ec2ClientFor({ name: hc.infraID, region: hc.region }), { clusterName: hc.infraID, zones: ['us-east-1a', 'us-east-1b', 'us-east-1c'], octet: 10 + Math.floor(Math.random() * 200) });
+    await createClusterNetwork(ec2ClientFor({ name: hc.infraID, region: hc.region }), { clusterName: hc.infraID, zones: ['us-east-1a', 'us-east-1b', 'us-east-1c'], octet: uniqueNetworkOctet() });
     await createLocalHostedCluster(management, readFileSync(stack.guest.kubeconfigPath, 'utf8'), hc);
     t = await temporalHarness();
     // The production wiring: the guest through the Secret enablement writes, EC2 through the role.

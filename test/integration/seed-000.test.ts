@@ -17,6 +17,7 @@ import { watchWorkflowId } from '../../workflows/watch';
 import { ZONES } from '../support/cloud';
 import { recordedPlans } from '../support/histories';
 import { eventually, startLifecycleHarness, type LifecycleHarness } from '../support/lifecycle';
+import { uniqueNetworkOctet } from '../support/network';
 
 jest.setTimeout(600_000);
 
@@ -50,7 +51,7 @@ describe('seed 000 verbatim: 200 pending replicas become spot nodes (real stack)
     lh = await startLifecycleHarness();
     apps = lh.guest.config.makeApiClient(AppsV1Api);
     // "Make sure to tag your securityGroups and subnets": the seed's selector, as written.
-    await createClusterNetwork(lh.h.direct, { clusterName: `seed-${lh.id}`, discoveryValue: 'your-infra-tag', zones: ZONES, octet: 10 + Math.floor(Math.random() * 200) });
+    await createClusterNetwork(lh.h.direct, { clusterName: `seed-${lh.id}`, discoveryValue: 'your-infra-tag', zones: ZONES, octet: uniqueNetworkOctet() });
     const cluster = { name: lh.h.cluster.name, region: lh.h.cluster.region };
     for (const object of seedObjects) {
       await lh.guest.customObjects.deleteClusterCustomObject(refOf(object)).catch(() => undefined);

@@ -31,6 +31,7 @@ import { forceDeleteNodeClaims } from '../support/lifecycle';
 import { describeGrant, describeRequest, grantsFor, rbacUsage, requestsOf, usageTable } from '../support/rbac-audit';
 import { loadStackInfo } from '../support/stack';
 import { temporalHarness, workflowBundle, type TemporalHarness } from '../support/temporal';
+import { uniqueNetworkOctet } from '../support/network';
 
 jest.setTimeout(400_000);
 
@@ -94,7 +95,7 @@ describe("the workers' management RBAC (k8s/worker/worker.yaml): sufficient and 
     const leftovers = (await guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' })) as { items: { metadata: { name: string } }[] };
     await forceDeleteNodeClaims(guest, leftovers.items.map((c) => c.metadata.name));
     await guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: 'default' }).catch(() => undefined);
-    await createClusterNetwork(ec2ClientFor({ name: hc.infraID, region: hc.region }), { clusterName: hc.infraID, zones: ['us-east-1a', 'us-east-1b'], octet: 10 + Math.floor(Math.random() * 200) });
+    await createClusterNetwork(ec2ClientFor({ name: hc.infraID, region: hc.region }), { clusterName: hc.infraID, zones: ['us-east-1a', 'us-east-1b'], octet: uniqueNetworkOctet() });
     // what HyperShift publishes (as the cluster's admin), then the workers' RBAC, as an operator applies it
     await createLocalHostedCluster(admin, readFileSync(stack.guest.kubeconfigPath, 'utf8'), hc);
     for (const object of applied) await admin.objects.patch(object as KubernetesObject, undefined, undefined, 'autonode-rbac-test', true, PatchStrategy.ServerSideApply);

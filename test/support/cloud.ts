@@ -10,6 +10,7 @@ import { DescribeImagesCommand, DescribeInstancesCommand, type EC2Client } from 
 import { createClusterNetwork } from '../../dev/autonode/ec2-fixtures';
 import { loadStackInfo } from './stack';
 import { startEc2FaultProxy, type Ec2FaultProxy } from './ec2-fault-proxy';
+import { uniqueNetworkOctet } from './network';
 import {
   createEc2ClientFactory,
   createEc2CloudProvider,
@@ -84,8 +85,8 @@ export async function startCloudHarness(): Promise<CloudHarness> {
 }
 
 async function createFixtures(ec2: EC2Client, clusterName: string): Promise<CloudHarness['fixtures']> {
-  // A random /16 per test file: files share one moto, and equal addresses would mean equal node names.
-  const network = await createClusterNetwork(ec2, { clusterName, zones: ZONES, octet: 10 + Math.floor(Math.random() * 200) });
+  // A /16 of its own per test file: files share one moto and one guest, and equal addresses mean equal node names.
+  const network = await createClusterNetwork(ec2, { clusterName, zones: ZONES, octet: uniqueNetworkOctet() });
   return { ...network, arm64ImageId: await anArm64Image(ec2) };
 }
 
