@@ -111,7 +111,7 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
      * there, it is synced with the claim (labels, taints, finalizer, owner) and the claim
      * is Registered.
      */
-    async reviewRegistration(input: ClaimRef & { instance: LaunchedInstance; policy: CsrPolicyConfig }): Promise<{ registered: boolean; nodeName?: string; denied: string[] }> {
+    async reviewRegistration(input: ClaimRef & { instance: LaunchedInstance; policy: CsrPolicyConfig }): Promise<{ registered: boolean; nodeName?: string; denied: string[]; blocker?: string }> {
       const { guest, claims, nodes, event } = await connect(input.cluster);
       const claim = await mustGet(claims, input.name);
       const node = await nodes.findByProviderId(input.instance.providerId);
@@ -123,7 +123,11 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
         nodeClaim: input.name,
       });
       const denied = csrs.denied.map((d) => `${d.name} (${d.check})`);
-      if (!node) return { registered: false, denied };
+      if (!node) {
+        const blocker = await nameTakenBy(nodes, input.instance);
+        if (blocker) await event({ involvedObject: nodeClaimRef(claim), type: 'Warning', reason: 'NodeNameTaken', message: blocker });
+        return { registered: false, denied, ...(blocker ? { blocker } : {}) };
+      }
       // The last moment before the node takes pods: its planned pods are nominated to it
       // first (activities/kube/nominations.ts), once — a retry after the taint is gone must
       // not renominate pods kube-scheduler has since placed or cleared.
@@ -250,3 +254,21 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
 }
 
 export type NodeClaimKubeActivities = ReturnType<typeof createNodeClaimKubeActivities>;
+
+/**
+ * A kubelet names its Node after the machine's host name and, finding a Node of that name
+ * already there, adopts it as its own (the kubelet does not compare providerIDs). A Node
+ * left from an earlier machine with this address, or any Node of that name, therefore keeps
+ * this instance from ever showing up under its providerID: say so, rather than let the
+ * registration time out in silence.
+ */
+async function nameTakenBy(nodes: NodeStore, instance: LaunchedInstance): Promise<string | undefined> {
+  const named = await nodes.get(instance.privateDnsName);
+  // without a providerID yet it may well be this instance's (a cloud controller sets it later)
+  if (!named?.providerID || named.providerID === instance.providerId) return undefined;
+  return (
+    `Node ${named.name} already exists for ${named.providerID}, not for this claim's instance ${instance.providerId}: ` +
+    `its kubelet joins under that name and adopts the Node. Delete Node ${named.name} if that machine is gone; ` +
+    'otherwise the registration times out and the instance is replaced'
+  );
+}

@@ -121,7 +121,8 @@ function launched(state: StateOf<'Launched'>, o: Observation, now: number, s: Li
       }
       const left = state.registerBy - now;
       if (left <= 0) return endLife(state, { kind: 'registrationTimeout' }, now);
-      return { state, action: { kind: 'wait', ms: Math.min(s.resyncMs, left) }, ...(o.denied.length > 0 ? { lastError: `denied CSRs: ${o.denied.join('; ')}` } : {}) };
+      const why = [...(o.blocker !== undefined ? [o.blocker] : []), ...(o.denied.length > 0 ? [`denied CSRs: ${o.denied.join('; ')}`] : [])];
+      return { state, action: { kind: 'wait', ms: Math.min(s.resyncMs, left) }, ...(why.length > 0 ? { lastError: why.join('; ') } : {}) };
     }
     default:
       return comingUp(state, o, now, { kind: 'reviewRegistration' });

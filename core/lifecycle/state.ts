@@ -73,7 +73,7 @@ export const ObservationSchema = z.discriminatedUnion('kind', [
     terminationGraceMs: z.number().optional(),
   }),
   z.object({ kind: z.literal('launched'), instance }),
-  z.object({ kind: z.literal('registration'), registered: z.boolean(), nodeName: z.string().optional(), denied: z.array(z.string()) }),
+  z.object({ kind: z.literal('registration'), registered: z.boolean(), nodeName: z.string().optional(), denied: z.array(z.string()), blocker: z.string().optional() }),
   z.object({ kind: z.literal('initialization'), initialized: z.boolean(), blocker: z.string().optional(), ready: ReadySchema.optional() }),
   z.object({
     kind: z.literal('claimSeen'),

@@ -155,4 +155,13 @@ describe('the NodeClaim lifecycle, as a transition table', () => {
     expect(decide(launched, { kind: 'registration', registered: false, denied: ['csr-1 (request)'] }, NOW, settings).lastError).toBe('denied CSRs: csr-1 (request)');
     expect(decide(draining(), { kind: 'drained', done: false, blockers: 'eviction refused by a PodDisruptionBudget: default/web' }, NOW, settings).lastError).toMatch(/PodDisruptionBudget/);
   });
+
+  it('reports what keeps a launched instance from registering, with any denied CSRs, and keeps waiting', () => {
+    const taken = 'Node ip-10-0-0-4.ec2.internal belongs to aws:///us-east-1a/i-old';
+    const step = decide(launched, { kind: 'registration', registered: false, denied: ['csr-2 (oneClientCertificate)'], blocker: taken }, NOW, settings);
+    expect(step.lastError).toBe(`${taken}; denied CSRs: csr-2 (oneClientCertificate)`);
+    expect(step.state.phase).toBe('Launched');
+    expect(step.action).toEqual({ kind: 'wait', ms: 15_000 });
+    expect(decide(launched, { kind: 'registration', registered: false, denied: [] }, NOW, settings).lastError).toBeUndefined();
+  });
 });
