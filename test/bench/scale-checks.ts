@@ -232,32 +232,51 @@ export interface PdbViolation {
   worstShortfall: number;
 }
 
+/** Consecutive guarded samples of one PDB below what it demands; `healthyFell`: healthy pods were lost during it. */
+export interface PdbShortfall extends PdbViolation {
+  healthyFell: boolean;
+}
+
 /**
  * Episodes in which a PDB had fewer healthy pods than it demands while autonode was the one
- * disrupting (guarded samples). Evictions through the API cannot do this — the API server
- * refuses them — so an episode means pods went another way: a node or instance removed
- * before its pods were evicted. Consecutive short samples of one PDB form one episode.
+ * disrupting (guarded samples). Consecutive short samples of one PDB form one episode. An
+ * episode in which the healthy count fell (from the sample before it, or within it) is a
+ * violation: evictions through the API cannot do that — the API server refuses them — so
+ * pods went another way, a node or instance removed before its pods were evicted. One in
+ * which it never fell is pods not placed yet (a scale-up still arriving when the guarded
+ * phase began), which no disruption caused. (A loss hidden by an arrival in the same sample
+ * interval would be missed; samples are seconds apart.)
  */
-export function pdbViolations(samples: readonly PdbSample[]): PdbViolation[] {
+export function pdbShortfalls(samples: readonly PdbSample[]): PdbShortfall[] {
   const byPdb = new Map<string, PdbSample[]>();
   for (const s of samples) byPdb.set(s.pdb, [...(byPdb.get(s.pdb) ?? []), s]);
-  const out: PdbViolation[] = [];
+  const out: PdbShortfall[] = [];
   for (const [pdb, list] of byPdb) {
-    let open: PdbViolation | undefined;
+    let open: PdbShortfall | undefined;
+    let previous: PdbSample | undefined;
     for (const s of [...list].sort((a, b) => a.at - b.at)) {
       const shortfall = s.desiredHealthy - s.currentHealthy;
       if (s.guarded && shortfall > 0 && s.expectedPods > 0) {
-        open ??= { pdb, from: s.at, to: s.at, worstShortfall: 0 };
+        open ??= { pdb, from: s.at, to: s.at, worstShortfall: 0, healthyFell: false };
         open.to = s.at;
         open.worstShortfall = Math.max(open.worstShortfall, shortfall);
+        if (previous && s.currentHealthy < previous.currentHealthy) open.healthyFell = true;
       } else if (open) {
         out.push(open);
         open = undefined;
       }
+      previous = s;
     }
     if (open) out.push(open);
   }
   return out.sort((a, b) => a.from - b.from || a.pdb.localeCompare(b.pdb));
+}
+
+/** The shortfalls in which healthy pods were lost: disruption that went around a PDB. */
+export function pdbViolations(samples: readonly PdbSample[]): PdbViolation[] {
+  return pdbShortfalls(samples)
+    .filter((e) => e.healthyFell)
+    .map(({ pdb, from, to, worstShortfall }) => ({ pdb, from, to, worstShortfall }));
 }
 
 /** A Prometheus histogram: cumulative bucket counts by upper bound (+Inf included). */

@@ -1,5 +1,5 @@
 import {
-  addHistograms, claimStepSeconds, claimTimeline, duplicateInstances, histogramQuantile, leakedInstances, parseHistogram, pdbViolations, scaleBounds, pendingPods, pendingToRunningSeconds, percentile, perMinute, rssMiBFromStatus,
+  addHistograms, claimStepSeconds, claimTimeline, duplicateInstances, histogramQuantile, leakedInstances, parseHistogram, pdbShortfalls, pdbViolations, scaleBounds, pendingPods, pendingToRunningSeconds, percentile, perMinute, rssMiBFromStatus,
   stuckWorkflows, sumCounter, type ObservedInstance, type PdbSample, type WorkflowSample,
 } from '../../bench/scale-checks';
 
@@ -123,6 +123,14 @@ describe('PDB violations', () => {
   });
   it('ignores shortfalls while the run itself scales the workload', () => {
     expect(pdbViolations([s(1, 3, false), s(2, 9)])).toEqual([]);
+  });
+  it('tells pods not placed yet (the healthy count never fell) from pods lost around the budget', () => {
+    // a scale-up still arriving when consolidation began: short, rising, never a loss
+    const arriving = [s(1, 3, false), s(2, 5), s(3, 5), s(4, 7), s(5, 9)];
+    expect(pdbViolations(arriving)).toEqual([]);
+    expect(pdbShortfalls(arriving)).toEqual([{ pdb: 'ns/web', from: 2, to: 4, worstShortfall: 4, healthyFell: false }]);
+    // …and one that loses a healthy pod while still short is a violation
+    expect(pdbViolations([s(1, 3, false), s(2, 5), s(3, 4), s(4, 9)])).toEqual([{ pdb: 'ns/web', from: 2, to: 3, worstShortfall: 5 }]);
   });
 });
 
