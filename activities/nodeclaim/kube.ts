@@ -268,7 +268,7 @@ async function nameTakenBy(nodes: NodeStore, instance: LaunchedInstance): Promis
   if (!named?.providerID || named.providerID === instance.providerId) return undefined;
   return (
     `Node ${named.name} already exists for ${named.providerID}, not for this claim's instance ${instance.providerId}: ` +
-    `its kubelet joins under that name and adopts the Node. Delete Node ${named.name} if that machine is gone; ` +
-    'otherwise the registration times out and the instance is replaced'
+    'its kubelet takes that Node as its own, so this instance does not show up as a Node of its own. ' +
+    `If that machine is gone, delete Node ${named.name}; unless the instance registers, the claim's registration times out and the instance is replaced`
   );
 }
