@@ -43,7 +43,7 @@ describe('reviewRegistration: a Node of the instance\'s name that is not the ins
     const result = await review();
     expect(result.registered).toBe(false);
     expect(result.blocker).toMatch(/^Node ip-10-0-0-4\.ec2\.internal already exists for aws:\/\/\/us-east-1b\/i-old, not for this claim's instance aws:\/\/\/us-east-1a\/i-new/);
-    expect(result.blocker).toMatch(/Delete Node ip-10-0-0-4\.ec2\.internal/);
+    expect(result.blocker).toMatch(/If that machine is gone, delete Node ip-10-0-0-4\.ec2\.internal/);
     expect(warnings()).toEqual([expect.objectContaining({ type: 'Warning', reason: 'NodeNameTaken', message: result.blocker, involvedObject: expect.objectContaining({ name: 'a-1' }) })]);
   });
 
