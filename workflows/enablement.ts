@@ -42,6 +42,13 @@ export interface EnablementStatus {
 }
 export const enablementStatusQuery = defineQuery<EnablementStatus>('status');
 
+/**
+ * What the status said when the run continued as new: the next run reports it until its
+ * own first reconcile, so a cluster that is Enabled does not read `Validating` (status query,
+ * AutoNodePhase search attribute) for a moment after every continue-as-new.
+ */
+type CarriedStatus = Pick<EnablementStatus, 'phase' | 'steps' | 'nodeCount' | 'nodeClaimCount' | 'vCPUs'>;
+
 export interface EnablementWorkflowInput {
   hostedCluster: HostedClusterRef;
   taskQueues?: Partial<TaskQueues>;
@@ -49,8 +56,10 @@ export interface EnablementWorkflowInput {
   resync?: string;
   /** the longest a teardown waits for instances to go before it reports itself stuck (default 30m) */
   teardownDeadline?: string;
+  /** a run continues as new past this many history events (default 2,000), or when the server suggests it */
+  maxHistoryEvents?: number;
   /** carried across continue-as-new */
-  carried?: { cluster?: ClusterRef; tokenExpiresAt?: string; tokenRenewAfter?: string; started?: boolean; interruptionQueue?: string };
+  carried?: { cluster?: ClusterRef; tokenExpiresAt?: string; tokenRenewAfter?: string; started?: boolean; interruptionQueue?: string; status?: CarriedStatus };
 }
 
 const { observeHostedCluster, reportHostedCluster } = proxyActivities<EnablementActivities>({
@@ -83,7 +92,7 @@ export async function enablementWorkflow(input: EnablementWorkflowInput): Promis
   let interruptionQueue = input.carried?.interruptionQueue;
   let changed = true;
   let disable: { removeCrds: boolean } | undefined;
-  const status: EnablementStatus = { hostedCluster: `${hostedCluster.namespace}/${hostedCluster.name}`, phase: 'Validating', steps: [], problems: [], ...(cluster ? { cluster: cluster.name } : {}) };
+  const status: EnablementStatus = { hostedCluster: `${hostedCluster.namespace}/${hostedCluster.name}`, phase: 'Validating', steps: [], problems: [], ...input.carried?.status, ...(cluster ? { cluster: cluster.name } : {}) };
 
   setHandler(hostedClusterChangedSignal, () => void (changed = true));
   setHandler(disableSignal, (options) => void (disable = { removeCrds: options?.removeCrds ?? false }));
@@ -98,7 +107,7 @@ export async function enablementWorkflow(input: EnablementWorkflowInput): Promis
   };
   const report = (conditions: ConditionUpdate[], generation?: number, withCounts = false) =>
     reportHostedCluster({ hostedCluster, conditions, ...(generation === undefined ? {} : { generation }), ...(withCounts && cluster ? { cluster } : {}) });
-  phase('Validating');
+  phase(status.phase);
 
   let lastSeen: Observation | undefined;
   for (;;) {
@@ -171,8 +180,10 @@ export async function enablementWorkflow(input: EnablementWorkflowInput): Promis
     changed = false;
     await condition(() => changed || disable !== undefined, resyncMs);
     const info = workflowInfo();
-    if (disable === undefined && (info.continueAsNewSuggested || info.historyLength > 2_000)) {
-      await continueAsNew<typeof enablementWorkflow>({ ...input, carried: { ...(cluster ? { cluster } : {}), ...(tokenExpiresAt ? { tokenExpiresAt } : {}), ...(tokenRenewAfter ? { tokenRenewAfter } : {}), started, ...(interruptionQueue ? { interruptionQueue } : {}) } });
+    if (disable === undefined && (info.continueAsNewSuggested || info.historyLength > (input.maxHistoryEvents ?? 2_000))) {
+      const { phase: carriedPhase, steps, nodeCount, nodeClaimCount, vCPUs } = status;
+      const carriedStatus: CarriedStatus = { phase: carriedPhase, steps, ...(nodeCount === undefined ? {} : { nodeCount }), ...(nodeClaimCount === undefined ? {} : { nodeClaimCount }), ...(vCPUs === undefined ? {} : { vCPUs }) };
+      await continueAsNew<typeof enablementWorkflow>({ ...input, carried: { ...(cluster ? { cluster } : {}), ...(tokenExpiresAt ? { tokenExpiresAt } : {}), ...(tokenRenewAfter ? { tokenRenewAfter } : {}), started, ...(interruptionQueue ? { interruptionQueue } : {}), status: carriedStatus } });
     }
   }
 
