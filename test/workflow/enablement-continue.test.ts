@@ -5,9 +5,8 @@
 // enablement-two-clusters.test.ts saw it in CI). Time-skipping server, scripted activities.
 import { Context } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
-import type { EnablementActivities } from '../../activities/enablement/activity';
 import { type EnablementStatus } from '../../workflows/enablement';
-import { startTimeSkipping, type TimeSkippingHarness } from './support';
+import { enablementActivities, startTimeSkipping, type TimeSkippingHarness } from './support';
 
 jest.setTimeout(180_000);
 
@@ -26,8 +25,10 @@ it('a continued run reports the phase, steps and counts its predecessor ended wi
   const held = new Promise<void>((resolve) => void (releaseObserve = resolve));
   let observeHeld: () => void = () => undefined;
   const holding = new Promise<void>((resolve) => void (observeHeld = resolve));
-  const activities: EnablementActivities = {
-    observeHostedCluster: async () => {
+  const healthy = enablementActivities('cont', { reportHostedCluster: async () => ({ nodeCount: 3, nodeClaimCount: 3, vCPUs: 12 }) });
+  const activities = enablementActivities('cont', {
+    reportHostedCluster: healthy.reportHostedCluster,
+    observeHostedCluster: async (input) => {
       const runId = Context.current().info.workflowExecution?.runId ?? '';
       firstRun ??= runId;
       // the continued run's first look is held: its status is what it carried
@@ -35,21 +36,9 @@ it('a continued run reports the phase, steps and counts its predecessor ended wi
         observeHeld();
         await held;
       }
-      return { state: 'ok', deleting: false, config: { infraID: 'cont', region: 'us-east-1', roleARN: 'arn:aws:iam::123456789012:role/cont', releaseImage: 'quay.io/x:1', generation: 1 } };
+      return healthy.observeHostedCluster(input);
     },
-    enableGuest: async () => ({
-      kubeconfigSecret: { namespace: 'clusters', name: 'cont-autonode-kubeconfig', key: 'kubeconfig' },
-      tokenExpiresAt: new Date(Date.now() + 24 * 3600_000).toISOString(),
-      tokenRenewAfter: new Date(Date.now() + 12 * 3600_000).toISOString(),
-    }),
-    reconcileNodeClasses: async () => ({ images: { amd64: 'ami-0123' }, userDataHash: 'abc', created: [], updated: [], classes: 1 }),
-    startClusterWorkflows: async () => undefined,
-    syncInterruption: async () => undefined,
-    reportHostedCluster: async () => ({ nodeCount: 3, nodeClaimCount: 3, vCPUs: 12 }),
-    stopProvisioning: async () => undefined,
-    removeNodeClaims: async () => ({ nodeClaims: 0, instances: 0 }),
-    disableGuest: async () => undefined,
-  };
+  });
   const worker = await Worker.create({ connection: h.env.nativeConnection, taskQueue: queue, workflowBundle: h.workflowBundle, activities });
   const running = worker.run();
   try {

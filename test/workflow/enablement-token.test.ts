@@ -5,9 +5,8 @@
 import { Context } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
 import { recordHistory } from '../support/histories';
-import type { EnablementActivities } from '../../activities/enablement/activity';
 import { type EnablementStatus } from '../../workflows/enablement';
-import { MINUTE, startTimeSkipping, type TimeSkippingHarness } from './support';
+import { MINUTE, enablementActivities, startTimeSkipping, type TimeSkippingHarness } from './support';
 
 jest.setTimeout(180_000);
 
@@ -24,8 +23,7 @@ it('mints a new guest token once half of the last one’s life has gone, and not
   const lifetimeMs = 20 * MINUTE;
   const minted: { at: number; renewAfter: number }[] = [];
   const scheduledAt = () => Context.current().info.currentAttemptScheduledTimestampMs;
-  const activities: EnablementActivities = {
-    observeHostedCluster: async () => ({ state: 'ok', deleting: false, config: { infraID: 'tok', region: 'us-east-1', roleARN: 'arn:aws:iam::123456789012:role/tok', releaseImage: 'quay.io/x:1', generation: 1 } }),
+  const activities = enablementActivities('tok', {
     enableGuest: async () => {
       const at = scheduledAt();
       minted.push({ at, renewAfter: at + lifetimeMs / 2 });
@@ -35,14 +33,7 @@ it('mints a new guest token once half of the last one’s life has gone, and not
         tokenRenewAfter: new Date(at + lifetimeMs / 2).toISOString(),
       };
     },
-    reconcileNodeClasses: async () => ({ images: { amd64: 'ami-0123' }, userDataHash: 'abc', created: [], updated: [], classes: 1 }),
-    startClusterWorkflows: async () => undefined,
-    syncInterruption: async () => undefined,
-    reportHostedCluster: async () => ({ nodeCount: 0, nodeClaimCount: 0, vCPUs: 0 }),
-    stopProvisioning: async () => undefined,
-    removeNodeClaims: async () => ({ nodeClaims: 0, instances: 0 }),
-    disableGuest: async () => undefined,
-  };
+  });
   const worker = await Worker.create({ connection: h.env.nativeConnection, taskQueue: queue, workflowBundle: h.workflowBundle, activities });
   const running = worker.run();
   try {

@@ -10,6 +10,7 @@ import { DefaultLogger, Runtime, Worker, bundleWorkflowCode } from '@temporalio/
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type { EnablementActivities } from '../../activities/enablement/activity';
 import type { NodeClaimCloudActivities } from '../../activities/nodeclaim/cloud';
 import type { NodeClaimKubeActivities, PreparedClaim } from '../../activities/nodeclaim/kube';
 import { autonodeSearchAttributes } from '../../workflows/search-attributes';
@@ -217,3 +218,26 @@ async function resultInSteps(env: TestWorkflowEnvironment, workflowId: string, s
 }
 
 export const named = (calls: Call[], name: string) => calls.filter((c) => c.name === name);
+
+/**
+ * The enablement activities of a healthy HostedCluster `name` (clusters/<name>) that
+ * reconciles without change and tears down at once; a test replaces the ones it scripts.
+ */
+export function enablementActivities(name: string, overrides: Partial<EnablementActivities> = {}): EnablementActivities {
+  return {
+    observeHostedCluster: async () => ({ state: 'ok', deleting: false, config: { infraID: name, region: 'us-east-1', roleARN: `arn:aws:iam::123456789012:role/${name}`, releaseImage: 'quay.io/x:1', generation: 1 } }),
+    enableGuest: async () => ({
+      kubeconfigSecret: { namespace: 'clusters', name: `${name}-autonode-kubeconfig`, key: 'kubeconfig' },
+      tokenExpiresAt: new Date(Date.now() + 24 * HOUR).toISOString(),
+      tokenRenewAfter: new Date(Date.now() + 12 * HOUR).toISOString(),
+    }),
+    reconcileNodeClasses: async () => ({ images: { amd64: 'ami-0123' }, userDataHash: 'abc', created: [], updated: [], classes: 1 }),
+    startClusterWorkflows: async () => undefined,
+    syncInterruption: async () => undefined,
+    reportHostedCluster: async () => ({ nodeCount: 0, nodeClaimCount: 0, vCPUs: 0 }),
+    stopProvisioning: async () => undefined,
+    removeNodeClaims: async () => ({ nodeClaims: 0, instances: 0 }),
+    disableGuest: async () => undefined,
+    ...overrides,
+  };
+}
