@@ -10,7 +10,7 @@
 // hosted clusters do.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import { paginateDescribeInstances, type EC2Client } from '@aws-sdk/client-ec2';
 import { CertificatesV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { type Worker } from '@temporalio/worker';
 import { HOSTED_CLUSTERS } from '../../activities/enablement/activity';
@@ -51,10 +51,15 @@ interface Cluster {
 const nodeClaimsIn = async (guest: KubeClients) =>
   ((await guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' })) as { items: { metadata: { name: string }; status?: { providerID?: string; nodeName?: string } }[] }).items;
 
-/** Every instance the credentials can see, tagged or not: what the role's account holds. */
+/** Every instance the credentials can see, tagged or not: what the role's account holds. Every
+ * page of it: the shared account holds the other files' instances too, and EC2 (moto as well)
+ * answers 100 reservations a page — one page once missed this cluster's. */
 async function everyInstance(ec2: EC2Client): Promise<{ id: string; owner: string; tags: Record<string, string> }[]> {
-  const out = await ec2.send(new DescribeInstancesCommand({ Filters: [{ Name: 'instance-state-name', Values: ['pending', 'running', 'stopping', 'stopped', 'shutting-down'] }] }));
-  return (out.Reservations ?? []).flatMap((r) => (r.Instances ?? []).map((i) => ({ id: i.InstanceId ?? '', owner: r.OwnerId ?? '', tags: Object.fromEntries((i.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? ''])) })));
+  const seen: { id: string; owner: string; tags: Record<string, string> }[] = [];
+  for await (const page of paginateDescribeInstances({ client: ec2 }, { Filters: [{ Name: 'instance-state-name', Values: ['pending', 'running', 'stopping', 'stopped', 'shutting-down'] }] })) {
+    for (const r of page.Reservations ?? []) for (const i of r.Instances ?? []) seen.push({ id: i.InstanceId ?? '', owner: r.OwnerId ?? '', tags: Object.fromEntries((i.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? ''])) });
+  }
+  return seen;
 }
 
 /** What a cluster that did not get its pods Running shows: claims, pods, pool, class, instances. */
