@@ -13,6 +13,7 @@ import { createInterruptionActivities, createInterruptionQueueActivities } from 
 import { type SqsApi } from '../activities/interruption/sqs';
 import { type CloudClusterRef } from '../activities/cloud';
 import { createManagementWatchActivities } from '../activities/enablement/management-watch';
+import { heartbeatingAll } from '../activities/heartbeat';
 import { type KubeClients } from '../activities/kube/clients';
 import { defaultTaskQueues, type NodeClaimWorkflowInput, type TaskQueues } from '../core/lifecycle';
 import { type Client } from '@temporalio/client';
@@ -69,23 +70,26 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
   const kube = createNodeClaimKubeActivities({ resolve, reviewNodeCsrs: createNodeCsrReviewer(resolve), metrics });
   const cloudActivities = createNodeClaimCloudActivities({ resolve, metrics });
   const legacy = createLegacyNodeClaimActivities(kube, cloudActivities);
+  // Every activity beats while it runs (activities/heartbeat.ts), so each proxy's heartbeat
+  // timeout (seconds) notices a killed worker long before its start-to-close timeout would;
+  // the watches and the interruption queue's long poll beat with their own progress.
   const controlActivities = {
-    ...kube,
-    ...legacy.control,
+    ...heartbeatingAll({
+      ...kube,
+      ...legacy.control,
+      ...createDisruptionActivities({ resolve, metrics }),
+      ...createInterruptionActivities({ resolve, metrics }),
+      ...(options.management ? createEnablementActivities({ management: options.management, resolve, temporal: options.client }) : {}),
+    }),
     ...createWatchActivities({
       resolve,
       temporal: options.client,
       ...(options.nodeClaimDefaults ? { nodeClaimDefaults: options.nodeClaimDefaults } : {}),
     }),
-    ...createDisruptionActivities({ resolve, metrics }),
-    ...createInterruptionActivities({ resolve, metrics }),
-    ...(options.management ? createEnablementActivities({ management: options.management, resolve, temporal: options.client }) : {}),
     ...(options.management ? createManagementWatchActivities({ management: options.management, temporal: options.client }) : {}),
   };
   const cloudQueueActivities = {
-    ...cloudActivities,
-    ...legacy.cloud,
-    ...createGcActivities({ resolve }),
+    ...heartbeatingAll({ ...cloudActivities, ...legacy.cloud, ...createGcActivities({ resolve }) }),
     // the interruption queue's long poll holds one of this worker's activity slots per cluster that names a queue
     ...createInterruptionQueueActivities({ metrics, ...(options.sqsClientFor ? { sqsClientFor: options.sqsClientFor } : {}) }),
   };
@@ -119,6 +123,8 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
     activities: cloudQueueActivities,
     maxActivitiesPerSecond: options.cloudActivitiesPerSecond ?? 20,
     shutdownGraceTime: '10 seconds',
+    // beats sent as they come (not throttled to 80% of the timeout): a slow beat is a dead worker
+    maxHeartbeatThrottleInterval: '5 seconds',
   }));
   if (roles.has('packing')) workers.push(await Worker.create({
     ...common,

@@ -14,6 +14,7 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
+import { ACTIVITY_HEARTBEAT } from './activity-options';
 import { declareVersioningBehavior } from './versioning';
 import type { DisruptionActivities, PodEventMemory } from '../activities/disruption/activity';
 import type { MultiNodeSimulation, ProvisionerActivities } from '../activities/provisioner/activity';
@@ -84,6 +85,7 @@ const activities = (queue: string) =>
   proxyActivities<DisruptionActivities>({
     taskQueue: queue,
     startToCloseTimeout: '2 minutes',
+    heartbeatTimeout: ACTIVITY_HEARTBEAT,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
   });
 

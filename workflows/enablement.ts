@@ -11,6 +11,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { ACTIVITY_HEARTBEAT } from './activity-options';
 import { declareVersioningBehavior } from './versioning';
 import { autonodeKubeconfigSecret } from '../core/hostedcluster/secrets';
 import type { EnablementActivities, HostedClusterRef, Observation } from '../activities/enablement/activity';
@@ -64,10 +65,12 @@ export interface EnablementWorkflowInput {
 
 const { observeHostedCluster, reportHostedCluster } = proxyActivities<EnablementActivities>({
   startToCloseTimeout: '1 minute',
+  heartbeatTimeout: ACTIVITY_HEARTBEAT,
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
 });
 const setUp = proxyActivities<EnablementActivities>({
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: ACTIVITY_HEARTBEAT,
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
 

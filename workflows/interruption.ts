@@ -15,6 +15,7 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
+import { ACTIVITY_HEARTBEAT } from './activity-options';
 import type { DisruptionActivities } from '../activities/disruption/activity';
 import type { HandledInterruptions, InterruptionActivities, InterruptionQueueActivities, ReplacementJob } from '../activities/interruption/activity';
 import type { ProvisionerActivities } from '../activities/provisioner/activity';
@@ -78,6 +79,7 @@ const controlActivities = (queue: string) =>
   proxyActivities<InterruptionActivities & Pick<DisruptionActivities, 'replacementsState'>>({
     taskQueue: queue,
     startToCloseTimeout: '1 minute',
+    heartbeatTimeout: ACTIVITY_HEARTBEAT,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 10 },
   });
 
@@ -86,6 +88,7 @@ const drainActivities = (queue: string) =>
   proxyActivities<InterruptionActivities>({
     taskQueue: queue,
     startToCloseTimeout: '1 minute',
+    heartbeatTimeout: ACTIVITY_HEARTBEAT,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds' },
   });
 

@@ -19,6 +19,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { ACTIVITY_HEARTBEAT } from './activity-options';
 import { declareVersioningBehavior } from './versioning';
 import type { NodeClaimCloudActivities } from '../activities/nodeclaim/cloud';
 import type { NodeClaimKubeActivities } from '../activities/nodeclaim/kube';
@@ -115,8 +116,8 @@ function activitiesFor(input: NodeClaimWorkflowConfig) {
   const kubeRetry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: [...PERMANENT_FAILURES.kube] };
   const cloudRetry = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', nonRetryableErrorTypes: [...PERMANENT_FAILURES.cloud] };
   return {
-    kube: proxyActivities<NodeClaimKubeActivities>({ taskQueue: control, startToCloseTimeout: '1 minute', retry: kubeRetry }),
-    cloud: proxyActivities<NodeClaimCloudActivities>({ taskQueue: cloud, startToCloseTimeout: '2 minutes', retry: cloudRetry }),
+    kube: proxyActivities<NodeClaimKubeActivities>({ taskQueue: control, startToCloseTimeout: '1 minute', heartbeatTimeout: ACTIVITY_HEARTBEAT, retry: kubeRetry }),
+    cloud: proxyActivities<NodeClaimCloudActivities>({ taskQueue: cloud, startToCloseTimeout: '2 minutes', heartbeatTimeout: ACTIVITY_HEARTBEAT, retry: cloudRetry }),
     // the launch as a whole may take at most the launch timeout, retries included
     launch: proxyActivities<NodeClaimCloudActivities>({ taskQueue: cloud, startToCloseTimeout: input.timeouts.launchAttempt, heartbeatTimeout: input.timeouts.launchHeartbeat, scheduleToCloseTimeout: input.timeouts.launch, retry: cloudRetry }),
   };

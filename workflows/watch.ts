@@ -15,6 +15,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { ACTIVITY_HEARTBEAT } from './activity-options';
 import { declareVersioningBehavior } from './versioning';
 import type { GcActivities, GcSummary } from '../activities/gc/activity';
 import type { WatchActivities } from '../activities/watch/activity';
@@ -36,6 +37,7 @@ const gcActivities = (taskQueue: string) =>
   proxyActivities<GcActivities>({
     taskQueue,
     startToCloseTimeout: '2 minutes',
+    heartbeatTimeout: ACTIVITY_HEARTBEAT,
     retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 3 },
   }).collectGarbage;
 

@@ -1,5 +1,5 @@
-import { HEARTBEAT_EVERY_MS } from '../heartbeat';
-import { Context, asyncLocalStorage } from '@temporalio/activity';
+import { HEARTBEAT_EVERY_MS, heartbeatingAll, heartbeatStage as heartbeat } from '../heartbeat';
+import { asyncLocalStorage } from '@temporalio/activity';
 import { type Client } from '@temporalio/client';
 import pLimit from 'p-limit';
 import { z } from 'zod';
@@ -74,33 +74,6 @@ const nodeClaimsApi = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaim
 // reading a large cluster, a throttled EC2 catalog, solving or creating claims may each
 // outlast the workflow's heartbeat timeout (20 s) on a loaded worker, and a live worker must
 // not be taken for dead — its step would be retried from the start, and time out again.
-
-/** The step each running activity last reported (its heartbeat details). */
-const stages = new WeakMap<Context, string>();
-
-/** Reports the step the running activity is in, and beats now. */
-function heartbeat(stage: string): void {
-  const ctx = Context.current();
-  stages.set(ctx, stage);
-  ctx.heartbeat({ stage });
-}
-
-/** Each activity of `activities`, beating every `everyMs` with its last step until it settles. */
-function heartbeatingAll<T extends Record<string, (...args: never[]) => Promise<unknown>>>(activities: T, everyMs: number): T {
-  const wrapped: Record<string, unknown> = {};
-  for (const [name, activity] of Object.entries(activities)) {
-    wrapped[name] = async (...args: never[]) => {
-      const ctx = Context.current();
-      const beat = setInterval(() => ctx.heartbeat({ stage: stages.get(ctx) ?? 'start' }), everyMs);
-      try {
-        return await activity(...args);
-      } finally {
-        clearInterval(beat);
-      }
-    };
-  }
-  return wrapped as T;
-}
 export interface MultiNodeSimulation {
   /** plans solved in the search */
   simulations: number;
@@ -152,7 +125,9 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     // the state gauges see the cluster as listed, before any view changes it (summarised only with metrics)
     const onListed = (lists: Parameters<typeof summariseCluster>[0]) => deps.metrics?.observeCluster(input.cluster.name, summariseCluster(lists));
     const world = await readWorld(guest, { onListed });
+    heartbeat('validate');
     const { pools, classes, invalidClasses, skipped, invalid } = await validateKarpenterObjects(world, { event, guest, now: now() });
+    heartbeat('catalog');
     // an invalid class is reported by name, not as missing
     const typesByClass = new Map<string, CatalogResult>([...invalidClasses, ...(await cloudCatalog(cloud, classes, input.unavailable, { scope: input.cluster.name, resolutions }))]);
     const planning: Planning = { batchId: input.batchId, region: input.cluster.region, world, pools, classes, skipped, invalid, typesByClass, unavailable: input.unavailable };

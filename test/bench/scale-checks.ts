@@ -157,13 +157,16 @@ export interface WorkflowSample {
   /** per pending activity: the latest of scheduled / last started / last heartbeat */
   pendingActivitiesLastProgress: number[];
   /** per pending activity: which one, and its attempt (a retried activity is pending throughout) */
-  pendingActivities?: { id: string; type: string; attempt: number }[];
+  pendingActivities?: { id: string; type: string; attempt: number; stage?: string; lastFailure?: string }[];
 }
 
 export interface StuckWorkflow {
   id: string;
   why: string;
 }
+
+/** Activities that run for as long as their cluster (or the management cluster) is served: the watches. */
+export const LONG_LIVED_ACTIVITIES: ReadonlySet<string> = new Set(['watchCluster', 'watchHostedClusters']);
 
 /**
  * Stuck = running with work outstanding and no progress for `thresholdMs`: a workflow task
@@ -173,8 +176,9 @@ export interface StuckWorkflow {
  * something was pending. A workflow waiting on a timer or a signal with
  * nothing pending is idle, not stuck (a steady NodeClaim sleeps 5 minutes by design).
  */
-export function stuckWorkflows(samples: readonly WorkflowSample[], now: number, options: { runningNow: ReadonlySet<string>; thresholdMs?: number }): StuckWorkflow[] {
+export function stuckWorkflows(samples: readonly WorkflowSample[], now: number, options: { runningNow: ReadonlySet<string>; thresholdMs?: number; longLived?: ReadonlySet<string> }): StuckWorkflow[] {
   const thresholdMs = options.thresholdMs ?? 300_000;
+  const longLived = options.longLived ?? LONG_LIVED_ACTIVITIES;
   const byId = new Map<string, WorkflowSample[]>();
   // only workflows running now: one that ended since its last sample made progress by ending
   for (const s of samples) if (options.runningNow.has(s.id)) byId.set(s.id, [...(byId.get(s.id) ?? []), s]);
@@ -195,17 +199,21 @@ export function stuckWorkflows(samples: readonly WorkflowSample[], now: number, 
     // an activity retried for that long without one attempt completing: each retry looks like
     // progress (a start, a heartbeat), and signals grow the history, but nothing gets done
     // (the provisioner's planBatch at attempt 20 in a 3 × 600 run, every attempt timed out)
-    const retrying = (latest.pendingActivities ?? []).find((a) => {
+    // (an activity that runs for as long as the cluster is enabled never completes by design;
+    // a killed worker's attempt is retried, and it is judged by its heartbeats alone)
+    const retrying = (latest.pendingActivities ?? []).filter((a) => !longLived.has(a.type)).find((a) => {
       const since = ordered.find((s) => latest.at - s.at >= thresholdMs && (s.pendingActivities ?? []).some((b) => b.id === a.id && b.type === a.type && b.attempt < a.attempt));
       return since !== undefined && ordered.filter((s) => s.at >= since.at).every((s) => (s.pendingActivities ?? []).some((b) => b.id === a.id && b.type === a.type));
     });
     if (retrying) {
       const first = ordered.find((s) => (s.pendingActivities ?? []).some((b) => b.id === retrying.id && b.type === retrying.type));
       const from = first?.pendingActivities?.find((b) => b.id === retrying.id && b.type === retrying.type)?.attempt ?? 1;
-      stuck.push({ id, why: `activity ${retrying.type} retried from attempt ${from} to ${retrying.attempt} over ${Math.round((latest.at - (first?.at ?? latest.at)) / 1000)} s without completing` });
+      const where = [retrying.stage ? `at its last beat: ${retrying.stage}` : '', retrying.lastFailure ? `last failure: ${retrying.lastFailure}` : ''].filter(Boolean).join('; ');
+      stuck.push({ id, why: `activity ${retrying.type} retried from attempt ${from} to ${retrying.attempt} over ${Math.round((latest.at - (first?.at ?? latest.at)) / 1000)} s without completing${where ? ` (${where})` : ''}` });
       continue;
     }
-    const pending = (s: WorkflowSample) => s.pendingWorkflowTaskSince !== undefined || s.pendingActivitiesLastProgress.length > 0;
+    // (a watch pending while its workflow waits is no work outstanding: its history stays still by design)
+    const pending = (s: WorkflowSample) => s.pendingWorkflowTaskSince !== undefined || (s.pendingActivities ? s.pendingActivities.some((a) => !longLived.has(a.type)) : s.pendingActivitiesLastProgress.length > 0);
     const earlier = ordered.find((s) => latest.at - s.at >= thresholdMs && s.historyLength === latest.historyLength && pending(s));
     if (earlier && pending(latest) && ordered.filter((s) => s.at >= earlier.at).every((s) => s.historyLength === latest.historyLength && pending(s))) {
       stuck.push({ id, why: `history stayed at ${latest.historyLength} events for ${Math.round((latest.at - earlier.at) / 1000)} s with work pending` });

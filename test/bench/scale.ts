@@ -289,6 +289,17 @@ async function pdbSamples(c: Cluster, guarded: boolean): Promise<PdbSample[]> {
 
 const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined): number | undefined => (t?.seconds !== undefined && t.seconds !== null ? Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : undefined);
 
+/** A payload of the default converter (json/plain), read; anything else (an encrypted one) is undefined. */
+function plainJson(payload: { metadata?: Record<string, Uint8Array> | null; data?: Uint8Array | null } | undefined): unknown {
+  const encoding = payload?.metadata?.encoding;
+  if (!payload?.data || !encoding || Buffer.from(encoding).toString() !== 'json/plain') return undefined;
+  try {
+    return JSON.parse(Buffer.from(payload.data).toString());
+  } catch {
+    return undefined;
+  }
+}
+
 async function sampleWorkflows(client: Client, clusters: readonly Cluster[]): Promise<WorkflowSample[]> {
   const ids: string[] = [];
   const query = `(${clusters.map((c) => `AutoNodeCluster = '${c.hc.infraID}'`).join(' OR ')}) AND ExecutionStatus = 'Running'`;
@@ -303,7 +314,18 @@ async function sampleWorkflows(client: Client, clusters: readonly Cluster[]): Pr
           const raw = d.raw;
           const progress = (raw.pendingActivities ?? []).map((a) => Math.max(ms(a.lastStartedTime) ?? 0, ms(a.lastHeartbeatTime) ?? 0, ms(a.lastAttemptCompleteTime) ?? 0, ms(a.scheduledTime) ?? 0) || at);
           const wt = raw.pendingWorkflowTask ? ms(raw.pendingWorkflowTask.scheduledTime) : undefined;
-          const activities = (raw.pendingActivities ?? []).map((a) => ({ id: a.activityId ?? '', type: a.activityType?.name ?? '', attempt: a.attempt ?? 1 }));
+          const activities = (raw.pendingActivities ?? []).map((a) => {
+            const beat = plainJson(a.heartbeatDetails?.payloads?.[0]) as { stage?: unknown; for?: unknown } | undefined;
+            const failure = a.lastFailure?.message ?? undefined;
+            return {
+              id: a.activityId ?? '',
+              type: a.activityType?.name ?? '',
+              attempt: a.attempt ?? 1,
+              // where the attempt was at its last beat (activities/heartbeat.ts), and why the last one failed
+              ...(typeof beat?.stage === 'string' ? { stage: typeof beat.for === 'number' ? `${beat.stage} (${beat.for} s)` : beat.stage } : {}),
+              ...(failure ? { lastFailure: failure } : {}),
+            };
+          });
           return { id, at, historyLength: d.historyLength, pendingActivitiesLastProgress: progress, pendingActivities: activities, ...(wt !== undefined ? { pendingWorkflowTaskSince: wt } : {}) } satisfies WorkflowSample;
         } catch {
           return undefined;

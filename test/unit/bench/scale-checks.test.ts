@@ -106,6 +106,15 @@ describe('stuck workflows', () => {
     // retried for under five minutes: not yet
     expect(stuckWorkflows([planning(now - 200_000, 3, 10), planning(now, 9, 12)], now, running('p'))).toEqual([]);
   });
+  it('a watch retried after each worker kill is not, while it heartbeats: it never completes by design', () => {
+    const watching = (at: number, attempt: number, beat: number): WorkflowSample => ({ ...idle('w', at, 40), pendingActivitiesLastProgress: [beat], pendingActivities: [{ id: '1', type: 'watchCluster', attempt }] });
+    const killedOften = [watching(now - 360_000, 3, now - 361_000), watching(now - 180_000, 6, now - 181_000), watching(now, 9, now - 4_000)];
+    expect(stuckWorkflows(killedOften, now, running('w'))).toEqual([]);
+    // the same samples of an activity that should complete are
+    expect(stuckWorkflows(killedOften, now, { ...running('w'), longLived: new Set() }).map((s) => s.why)).toEqual(['activity watchCluster retried from attempt 3 to 9 over 360 s without completing']);
+    // and a watch that stopped beating is
+    expect(stuckWorkflows([watching(now - 360_000, 3, now - 361_000), watching(now, 3, now - 330_000)], now, running('w')).map((s) => s.why)).toEqual(['an activity without progress for 330 s']);
+  });
   it('history that does not grow for five minutes while work is pending is', () => {
     const pending = (at: number, len: number): WorkflowSample => ({ ...idle('w', at, len), pendingActivitiesLastProgress: [at - 1_000] });
     expect(stuckWorkflows([pending(now - 400_000, 7), pending(now - 200_000, 7), pending(now, 7)], now, running('w')).map((s) => s.why)).toEqual(['history stayed at 7 events for 400 s with work pending']);

@@ -35,7 +35,9 @@ describe('packing activities heartbeat through every step', () => {
     await expect(env.run(() => provisioner.planBatch({ cluster, taskQueues, batchId: 'b1', unavailable: [] }))).rejects.toThrow('guest unreachable');
     // one beat as the read starts, then one every 40 ms until it failed
     expect(beats.length).toBeGreaterThanOrEqual(4);
-    expect(new Set(beats.map((b) => JSON.stringify(b)))).toEqual(new Set([JSON.stringify({ stage: 'read' })]));
+    // each beat names the step (after the activity's first, 'start') and how long it has run
+    expect(new Set((beats as { stage: string }[]).map((b) => b.stage))).toEqual(new Set(['start', 'read']));
+    expect(beats.slice(1).every((b) => (b as { stage: string }).stage === 'read')).toBe(true);
   });
 
   it('stops beating once the activity has settled', async () => {
@@ -92,7 +94,7 @@ describe('a launch attempt', () => {
       signal = Context.current().cancellationSignal;
       return lifecycle.launchClaimInstance({ cluster, name: 'a-1' });
     });
-    expect(beats[0]).toEqual({ stage: 'launch' });
+    expect(beats[0]).toMatchObject({ stage: 'launch' });
     expect(cloud.requests).toHaveLength(1);
     expect(cloud.requests[0]?.signal).toBe(signal);
   });
