@@ -3,6 +3,7 @@ import { type SSMClient } from '@aws-sdk/client-ssm';
 import { VersionApi } from '@kubernetes/client-node';
 import { type ClusterRef } from '../core/lifecycle';
 import { createEc2CloudProvider, type CloudLogger, type CloudProvider, type PricingApi } from './cloud';
+import { type CatalogStore } from './cloud/catalog-store';
 import { kubeClientsFromKubeconfigFile, type KubeClients } from './kube/clients';
 import { SecretTokenSource, kubeClientsFollowingToken, parseSecretKubeconfig, sameTarget, type KubeconfigTarget, type SecretKubeconfig } from './kube/secret-kubeconfig';
 
@@ -23,6 +24,8 @@ interface ResolverOptions {
   pricingClientFor?: (cluster: { name: string; region: string; credentialsRef?: string }) => PricingApi;
   /** where the AMI alias parameters live (default /aws/service) */
   ssmPathPrefix?: string;
+  /** each cluster's instance-type reads, kept across the worker's restarts */
+  catalogStore?: CatalogStore;
   logger?: CloudLogger;
 }
 
@@ -57,6 +60,7 @@ async function cloudFor(cluster: ClusterRef, guest: KubeClients, options: Resolv
     ...(options.ssmClientFor ? { ssm: options.ssmClientFor(ref) } : {}),
     ...(options.pricingClientFor ? { pricing: options.pricingClientFor(ref) } : {}),
     ...(options.ssmPathPrefix ? { ssmPathPrefix: options.ssmPathPrefix } : {}),
+    ...(options.catalogStore ? { catalogStore: options.catalogStore } : {}),
     ...(options.logger ? { logger: withCluster(options.logger, cluster.name) } : {}),
   });
 }

@@ -86,7 +86,7 @@ export function heartbeatingAll<T extends Record<string, (...args: never[]) => P
         clearInterval(beat);
         const took = Date.now() - started;
         // where a slow attempt's time went (a retried one's too: the next attempt is a new line)
-        if (took >= slowMs) ctx.log.info(`${name} attempt ${ctx.info.attempt} ${outcome} after ${(took / 1000).toFixed(1)} s`, { steps: stepsOf(ctx) });
+        if (took >= slowMs) ctx.log[outcome === 'failed' ? 'warn' : 'info'](`${name} attempt ${ctx.info.attempt} ${outcome} after ${(took / 1000).toFixed(1)} s`, { steps: stepsOf(ctx) });
       }
     };
   }

@@ -32,6 +32,12 @@ export const WorkerConfigSchema = z.object({
   AUTONODE_ISOLATED_VPC: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   /** where AMI alias parameters live; default /aws/service (moto cannot write there) */
   AUTONODE_SSM_PATH_PREFIX: z.string().startsWith('/').optional(),
+  /**
+   * Where each cluster's instance-type reads (types, offerings, spot prices) are kept, so a
+   * restarted worker plans at once instead of re-reading EC2 first (activities/cloud/catalog-store.ts).
+   * The shipped Deployment mounts an emptyDir here; unset, nothing is kept.
+   */
+  AUTONODE_CATALOG_CACHE_DIR: z.string().min(1).optional(),
   AUTONODE_CLOUD_RPS: z.coerce.number().positive().default(20),
   AUTONODE_TASK_QUEUE_CONTROL: z.string().min(1).default('autonode-control'),
   AUTONODE_TASK_QUEUE_CLOUD: z.string().min(1).default('autonode-cloud'),

@@ -3,6 +3,8 @@ import { Command } from 'commander';
 import {
   createAssumeRoleCredentialsFactory, createEc2ClientFactory, createPricingClientFactory, createSsmClientFactory, createStsClientFactory, endpointPolicyFromEnv, type CloudLogger, type ClusterCredentialsProvider,
 } from '../activities/cloud';
+import { createFileCatalogStore } from '../activities/cloud/catalog-store';
+import { silentLogger } from '../activities/cloud/ports';
 import { managementSecretResolver, staticClusterResolver, type ClusterResolver } from '../activities/cluster';
 import { createSqsClientFactory } from '../activities/interruption/sqs';
 import { kubeClientsFromConfig, type KubeClients } from '../activities/kube/clients';
@@ -47,6 +49,7 @@ export function clusterResolverFromConfig(config: WorkerConfig, credentialsFor: 
     ssmClientFor,
     ...(pricingClientFor ? { pricingClientFor } : {}),
     ...(config.AUTONODE_SSM_PATH_PREFIX ? { ssmPathPrefix: config.AUTONODE_SSM_PATH_PREFIX } : {}),
+    ...(config.AUTONODE_CATALOG_CACHE_DIR ? { catalogStore: createFileCatalogStore(config.AUTONODE_CATALOG_CACHE_DIR, logger ?? silentLogger) } : {}),
     ...(logger ? { logger } : {}),
   };
   if (config.AUTONODE_GUEST_KUBECONFIG) return staticClusterResolver({ guestKubeconfigPath: config.AUTONODE_GUEST_KUBECONFIG, ...common });

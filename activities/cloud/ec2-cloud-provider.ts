@@ -1,3 +1,4 @@
+import { type CatalogStore } from './catalog-store';
 import { type CloudClusterRef } from './domain';
 import { type CloudProvider } from './cloud-provider';
 import { type Clock, type CloudLogger, type Ec2Api, silentLogger, systemClock } from './ports';
@@ -27,6 +28,8 @@ export interface Ec2CloudProviderDeps {
   instanceTypeRefreshMs?: Partial<RefreshIntervals>;
   /** a shared cache, for clusters of one account and region; one per provider otherwise */
   instanceTypes?: InstanceTypeProvider;
+  /** where the instance-type reads are kept across restarts (catalog-store.ts), under the cluster's name */
+  catalogStore?: CatalogStore;
   /**
    * SSM for this cluster's account and region (ssm.ts), read by `alias` and `ssmParameter`
    * AMI terms through the same retry policy and onRetry hook as EC2. Without it those
@@ -76,6 +79,7 @@ export function createEc2CloudProvider(deps: Ec2CloudProviderDeps): CloudProvide
       retry: ctx.retry,
       ...(deps.instanceTypeRefreshMs ? { refreshIntervalMs: deps.instanceTypeRefreshMs } : {}),
       ...(deps.pricing ? { pricing: deps.pricing } : {}),
+      ...(deps.catalogStore ? { catalogStore: { store: deps.catalogStore, scope: deps.cluster.name } } : {}),
     });
   return {
     resolveNodeClass: (nodeClass) => resolveNodeClass(ctx, nodeClass, amiOptions),

@@ -18,6 +18,8 @@ import { z } from 'zod';
 import {
   amiFamilySchema,
   buildInstanceTypes,
+  instanceTypeInfoSchema,
+  instanceTypeOfferingSchema,
   bundledOnDemandPrices,
   kubeletProfileSchema,
   kubeletSettingsSchema,
@@ -28,6 +30,7 @@ import {
   type OnDemandPriceTable,
   type SpotPrice,
 } from '../../core/instancetypes';
+import { type CatalogStore, type PersistedRead } from './catalog-store';
 import { CapacityTypeSchema } from './domain';
 import { InstanceTypesUnavailableError, InvalidRequestError, type InstanceTypeSource } from './errors';
 import { readInstanceTypeOfferings, readInstanceTypes, readSpotPriceHistory, type Ec2Reader } from './instance-type-reads';
@@ -81,6 +84,29 @@ export interface InstanceTypeProviderDeps {
   pricing?: PricingApi;
   /** Built from the three above when absent (tests pass their own). */
   onDemandPriceSource?: OnDemandPriceSource;
+  /** Each read's last good copy, kept across restarts under `scope` (the cluster's name: offerings are the account's). */
+  catalogStore?: { store: CatalogStore; scope: string };
+}
+
+/** A spot price row as read (core/instancetypes parses SpotPrice and Timestamp to numbers), as stored. */
+const StoredSpotPriceSchema = z.object({
+  InstanceType: z.string().min(1),
+  AvailabilityZone: z.string().min(1),
+  ProductDescription: z.string().optional(),
+  SpotPrice: z.number().nonnegative(),
+  Timestamp: z.number().int(),
+});
+
+/** A stored read of rows, served grouped by instance type as the provider indexes it. */
+function grouped<T extends { InstanceType: string }>(rows: PersistedRead<T[]> | undefined): PersistedRead<ReadonlyMap<string, readonly T[]>> | undefined {
+  if (!rows) return undefined;
+  return {
+    read: async () => {
+      const stored = await rows.read();
+      return stored && { value: groupByInstanceType(stored.value), loadedAt: stored.loadedAt };
+    },
+    write: (snapshot) => rows.write({ value: [...snapshot.value.values()].flat(), loadedAt: snapshot.loadedAt }),
+  };
 }
 
 /** The raw reads, indexed by instance type once per refresh rather than once per list. */
@@ -104,12 +130,24 @@ export function createInstanceTypeProvider(deps: InstanceTypeProviderDeps): Inst
     clock,
     logger,
   });
-  const cached = <T>(name: InstanceTypeSource, intervalMs: number, load: () => Promise<T>): RefreshingValue<T> =>
-    createRefreshingValue({ name: `${name} in ${deps.region}`, load, intervalMs, retryAfterFailureMs: deps.retryAfterFailureMs ?? defaultRetryAfterFailureMs, clock, logger });
+  const cached = <T>(name: InstanceTypeSource, intervalMs: number, load: () => Promise<T>, persisted?: PersistedRead<T>): RefreshingValue<T> =>
+    createRefreshingValue({ name: `${name} in ${deps.region}`, load, intervalMs, retryAfterFailureMs: deps.retryAfterFailureMs ?? defaultRetryAfterFailureMs, clock, logger, ...(persisted ? { persisted } : {}) });
+  const stored = <T>(source: InstanceTypeSource, rows: z.ZodType<T>): PersistedRead<T> | undefined =>
+    deps.catalogStore?.store.read({ scope: deps.catalogStore.scope, region: deps.region, source }, rows);
   const sources: Sources = {
-    instanceTypes: cached('DescribeInstanceTypes', intervals.instanceTypes, () => readInstanceTypes(reader)),
-    offerings: cached('DescribeInstanceTypeOfferings', intervals.offerings, async () => groupByInstanceType(await readInstanceTypeOfferings(reader))),
-    spotPrices: cached('DescribeSpotPriceHistory', intervals.spotPrices, async () => groupByInstanceType(latestSpotPrices(await readSpotPriceHistory(reader, clock.now())))),
+    instanceTypes: cached('DescribeInstanceTypes', intervals.instanceTypes, () => readInstanceTypes(reader), stored('DescribeInstanceTypes', z.array(instanceTypeInfoSchema))),
+    offerings: cached(
+      'DescribeInstanceTypeOfferings',
+      intervals.offerings,
+      async () => groupByInstanceType(await readInstanceTypeOfferings(reader)),
+      grouped(stored('DescribeInstanceTypeOfferings', z.array(instanceTypeOfferingSchema))),
+    ),
+    spotPrices: cached(
+      'DescribeSpotPriceHistory',
+      intervals.spotPrices,
+      async () => groupByInstanceType(latestSpotPrices(await readSpotPriceHistory(reader, clock.now()))),
+      grouped(stored('DescribeSpotPriceHistory', z.array(StoredSpotPriceSchema))),
+    ),
   };
 
   const read = async <T>(source: InstanceTypeSource, value: RefreshingValue<T>): Promise<T> => {

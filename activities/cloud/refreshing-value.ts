@@ -8,10 +8,14 @@
  *    not hammered by every caller (each load already spends callEc2's retry budget);
  *  - a failed load with nothing cached: the caller gets the error (nothing is remembered,
  *    the next call tries again).
+ *  - with `persisted`, the first load of a process starts from the stored copy: served
+ *    without a call while it is fresh, served as the last good copy if the load fails
+ *    while it is not; every successful load is stored (catalog-store.ts).
  * Rejected: stale-while-revalidate (answer stale at once, refresh in the background). It
  * keeps latency flat, but a background promise outlives the activity that started it and
  * its failures have nobody to report to; refreshes are rare enough to wait for.
  */
+import { type PersistedRead } from './catalog-store';
 import { type Clock, type CloudLogger } from './ports';
 
 export interface Snapshot<T> {
@@ -34,6 +38,8 @@ export interface RefreshingValueOptions<T> {
   retryAfterFailureMs: number;
   clock: Clock;
   logger: CloudLogger;
+  /** where the last good copy is kept across restarts */
+  persisted?: PersistedRead<T>;
 }
 
 export function createRefreshingValue<T>(options: RefreshingValueOptions<T>): RefreshingValue<T> {
@@ -41,14 +47,24 @@ export function createRefreshingValue<T>(options: RefreshingValueOptions<T>): Re
   /** after a failed refresh, no new attempt before this (epoch ms) */
   let holdUntil = 0;
   let inflight: Promise<Snapshot<T>> | undefined;
+  /** the stored copy is looked at once, by the process's first load */
+  let restored = options.persisted === undefined;
   const now = (): number => options.clock.now().getTime();
 
   async function refresh(): Promise<Snapshot<T>> {
+    if (!restored) {
+      restored = true;
+      const stored = await options.persisted?.read();
+      // a copy "loaded" in the future is a clock gone wrong: not fresh, only a fallback
+      if (stored !== undefined && current === undefined) current = stored;
+      if (current !== undefined && current.loadedAt <= now() && now() < current.loadedAt + options.intervalMs) return current;
+    }
     const startedAt = now();
     try {
       const value = await options.load();
       current = { value, loadedAt: now() };
       holdUntil = 0;
+      await options.persisted?.write(current);
       return current;
     } catch (error) {
       if (current === undefined) throw error;

@@ -458,6 +458,8 @@ async function main(): Promise<void> {
           AUTONODE_TEMPORAL_METRICS_PORT: String(slot.sdkMetricsPort),
           AUTONODE_METRICS_HOST: '127.0.0.1',
           AUTONODE_LOG_LEVEL: 'warn',
+          // the shipped Deployment's emptyDir: one per worker (pod), kept across its restarts
+          AUTONODE_CATALOG_CACHE_DIR: join(info.dir, 'catalog-cache', `w${slot.index}`),
           ...workflowBundle,
           ...(o.cache !== undefined ? { AUTONODE_MAX_CACHED_WORKFLOWS: String(o.cache) } : {}),
         },

@@ -1,3 +1,6 @@
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   buildInstanceTypes,
   bundledCatalogData,
@@ -15,6 +18,7 @@ import {
   type InstanceTypeQuery,
 } from '../../../activities/cloud';
 import { latestSpotPrices } from '../../../activities/cloud/instance-types';
+import { createFileCatalogStore } from '../../../activities/cloud/catalog-store';
 import { anAwsError, fakeInstanceTypeEc2, type FakeInstanceTypeEc2, type FakeOperation } from './fake-instance-type-ec2';
 
 const HOUR = 60 * 60_000;
@@ -323,3 +327,102 @@ describe('latestSpotPrices', () => {
 async function flushMicrotasks(): Promise<void> {
   for (let i = 0; i < 20; i++) await Promise.resolve();
 }
+
+describe('instance-type provider: kept across restarts (catalog-store.ts)', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'autonode-catalog-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A worker process: its own provider (an empty memory) over the one directory, at `at`. */
+  function aProcess(ec2: FakeInstanceTypeEc2, at: number, scope = 'cluster-a', overrides: Partial<InstanceTypeProviderDeps> = {}) {
+    const time = aFakeClock(at);
+    const { logger, warnings } = aRecordingLogger();
+    const provider = createInstanceTypeProvider({
+      ec2: ec2.api,
+      region: 'us-east-1',
+      clock: time.clock,
+      logger,
+      retry: { policy: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 }, clock: time.clock, logger },
+      catalogStore: { store: createFileCatalogStore(dir, logger), scope },
+      ...overrides,
+    });
+    return { provider, warnings, advance: time.advance };
+  }
+
+  it('a restarted worker plans from the stored reads without calling EC2, and sees exactly what the first one saw', async () => {
+    const ec2 = fakeInstanceTypeEc2(someRegionData());
+    const first = await aProcess(ec2, T0).provider.list({ amiFamily: 'AL2023' });
+    expect(callCounts(ec2)).toEqual({ DescribeInstanceTypes: 1, DescribeInstanceTypeOfferings: 1, DescribeSpotPriceHistory: 1 });
+    // spot prices and timestamps are numbers once read: they come back the same
+    const restarted = await aProcess(ec2, T0 + 2 * MINUTE).provider.list({ amiFamily: 'AL2023' });
+    expect(callCounts(ec2)).toEqual({ DescribeInstanceTypes: 1, DescribeInstanceTypeOfferings: 1, DescribeSpotPriceHistory: 1 });
+    expect(restarted).toEqual(first);
+    expect(offering(restarted, 'm5.large', 'us-east-1a', 'spot')?.price).toBe(offering(first, 'm5.large', 'us-east-1a', 'spot')?.price);
+  });
+
+  it('a stored read older than its interval is read again (offerings and prices after 5 min, types after 1 h)', async () => {
+    const ec2 = fakeInstanceTypeEc2(someRegionData());
+    await aProcess(ec2, T0).provider.list({ amiFamily: 'AL2023' });
+    await aProcess(ec2, T0 + 6 * MINUTE).provider.list({ amiFamily: 'AL2023' });
+    expect(callCounts(ec2)).toEqual({ DescribeInstanceTypes: 1, DescribeInstanceTypeOfferings: 2, DescribeSpotPriceHistory: 2 });
+    // what the second process read is stored in turn: a third inside its interval calls nothing
+    await aProcess(ec2, T0 + 8 * MINUTE).provider.list({ amiFamily: 'AL2023' });
+    expect(callCounts(ec2)).toEqual({ DescribeInstanceTypes: 1, DescribeInstanceTypeOfferings: 2, DescribeSpotPriceHistory: 2 });
+    await aProcess(ec2, T0 + 2 * HOUR).provider.list({ amiFamily: 'AL2023' });
+    expect(callCounts(ec2)).toEqual({ DescribeInstanceTypes: 2, DescribeInstanceTypeOfferings: 3, DescribeSpotPriceHistory: 3 });
+  });
+
+  it('an old stored copy is served, with a warning, when EC2 fails: a restart in an outage still plans', async () => {
+    const ec2 = fakeInstanceTypeEc2(someRegionData());
+    const first = await aProcess(ec2, T0).provider.list({ amiFamily: 'AL2023' });
+    ec2.failNext('DescribeInstanceTypeOfferings', anAwsError('RequestLimitExceeded', 503), 5);
+    const later = aProcess(ec2, T0 + 10 * MINUTE);
+    await expect(later.provider.list({ amiFamily: 'AL2023' })).resolves.toEqual(first);
+    expect(later.warnings).toEqual([expect.stringMatching(/^refreshing DescribeInstanceTypeOfferings in us-east-1 failed; serving the copy from 2025-06-01T12:00:00/)]);
+    // without a store the same outage leaves nothing to plan with
+    const cold = fakeInstanceTypeEc2(someRegionData());
+    cold.failNext('DescribeInstanceTypeOfferings', anAwsError('RequestLimitExceeded', 503), 5);
+    const refused: unknown = await aProvider(cold).provider.list({ amiFamily: 'AL2023' }).catch((e: unknown) => e);
+    expect(isInstanceTypesUnavailableError(refused)).toBe(true);
+  });
+
+  it('each cluster reads only its own stored copy (offerings are the account\'s)', async () => {
+    const ec2 = fakeInstanceTypeEc2(someRegionData());
+    await aProcess(ec2, T0, 'cluster-a').provider.list({ amiFamily: 'AL2023' });
+    await aProcess(ec2, T0, 'cluster-b').provider.list({ amiFamily: 'AL2023' });
+    expect(callCounts(ec2)).toEqual({ DescribeInstanceTypes: 2, DescribeInstanceTypeOfferings: 2, DescribeSpotPriceHistory: 2 });
+    // a scope that tries to climb out of the directory stays in it
+    await aProcess(ec2, T0, '../../etc/x').provider.list({ amiFamily: 'AL2023' });
+    expect(readdirSync(dir).every((f) => f.endsWith('.json'))).toBe(true);
+    expect(readdirSync(dir)).toHaveLength(9);
+  });
+
+  it('a stored copy that cannot be read (corrupt, another version) is ignored with a warning and read again', async () => {
+    const ec2 = fakeInstanceTypeEc2(someRegionData());
+    await aProcess(ec2, T0).provider.list({ amiFamily: 'AL2023' });
+    const offerings = readdirSync(dir).find((f) => f.includes('DescribeInstanceTypeOfferings'));
+    writeFileSync(join(dir, offerings ?? 'missing'), '{"version":1,"loadedAt":1,"rows":[{"InstanceType":7}]}');
+    const spot = readdirSync(dir).find((f) => f.includes('DescribeSpotPriceHistory'));
+    writeFileSync(join(dir, spot ?? 'missing'), '{"version":1,"loaded');
+    const restarted = aProcess(ec2, T0 + MINUTE);
+    expect(names(await restarted.provider.list({ amiFamily: 'AL2023' }))).toEqual(TYPES);
+    expect(callCounts(ec2)).toEqual({ DescribeInstanceTypes: 1, DescribeInstanceTypeOfferings: 2, DescribeSpotPriceHistory: 2 });
+    expect(restarted.warnings).toEqual([
+      expect.stringMatching(/the stored DescribeInstanceTypeOfferings is not a catalog this version reads/),
+      expect.stringMatching(/the stored DescribeSpotPriceHistory is not a catalog this version reads/),
+    ]);
+  });
+
+  it('a directory it cannot write to costs a warning, never a plan', async () => {
+    const ec2 = fakeInstanceTypeEc2(someRegionData());
+    const file = join(dir, 'not-a-directory');
+    writeFileSync(file, '');
+    const time = aFakeClock(T0);
+    const { logger, warnings } = aRecordingLogger();
+    const provider = createInstanceTypeProvider({ ec2: ec2.api, region: 'us-east-1', clock: time.clock, logger, catalogStore: { store: createFileCatalogStore(join(file, 'cache'), logger), scope: 'a' } });
+    expect(names(await provider.list({ amiFamily: 'AL2023' }))).toEqual(TYPES);
+    expect(warnings.filter((w) => /could not be stored/.test(w))).toHaveLength(3);
+  });
+});
