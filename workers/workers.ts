@@ -73,6 +73,11 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
   // Every activity beats while it runs (activities/heartbeat.ts), so each proxy's heartbeat
   // timeout (seconds) notices a killed worker long before its start-to-close timeout would;
   // the watches and the interruption queue's long poll beat with their own progress.
+  const watchActivities = createWatchActivities({
+    resolve,
+    temporal: options.client,
+    ...(options.nodeClaimDefaults ? { nodeClaimDefaults: options.nodeClaimDefaults } : {}),
+  });
   const controlActivities = {
     ...heartbeatingAll({
       ...kube,
@@ -81,11 +86,9 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
       ...createInterruptionActivities({ resolve, metrics }),
       ...(options.management ? createEnablementActivities({ management: options.management, resolve, temporal: options.client }) : {}),
     }),
-    ...createWatchActivities({
-      resolve,
-      temporal: options.client,
-      ...(options.nodeClaimDefaults ? { nodeClaimDefaults: options.nodeClaimDefaults } : {}),
-    }),
+    ...watchActivities,
+    // (the watch's GC failure Event is a plain one)
+    ...heartbeatingAll({ recordGcFailure: watchActivities.recordGcFailure }),
     ...(options.management ? createManagementWatchActivities({ management: options.management, temporal: options.client }) : {}),
   };
   const cloudQueueActivities = {

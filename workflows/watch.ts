@@ -45,6 +45,7 @@ const gcEventActivities = (taskQueue: string) =>
   proxyActivities<WatchActivities>({
     taskQueue,
     startToCloseTimeout: '30 seconds',
+    heartbeatTimeout: ACTIVITY_HEARTBEAT,
     retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3 },
   }).recordGcFailure;
 

@@ -2,6 +2,8 @@
 // timeout notices a killed worker in seconds, whatever the activity's start-to-close timeout
 // (seen in `npm run scale`: a reconcileNodeClass with none waited its full 2 minutes after
 // each kill). A step named inside it is carried by the beats, with how long it has run.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { DefaultLogger, type LogEntry } from '@temporalio/worker';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { beating, heartbeatingAll, heartbeatStage } from '../../activities/heartbeat';
@@ -80,5 +82,30 @@ describe('heartbeatingAll', () => {
     expect(beats).toHaveLength(1);
     await expect(activities.observeClaim()).resolves.toBe('seen');
     await expect(beating('x', async () => 'direct')).resolves.toBe('direct');
+  });
+});
+
+describe('every activity call', () => {
+  // a proxy without a heartbeat timeout waits out its start-to-close timeout (minutes) after a
+  // worker is killed; the activities beat (workers.ts registers them through heartbeatingAll)
+  it('has a heartbeat timeout, in every workflow', () => {
+    const dir = join(__dirname, '..', '..', 'workflows');
+    const files = [...readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => join(dir, f)), ...readdirSync(join(dir, 'legacy')).map((f) => join(dir, 'legacy', f))];
+    const proxies: { file: string; options: string }[] = [];
+    for (const file of files) {
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/proxyActivities<[^>]*>\(\{/g)) {
+        // the options object literal: up to its matching brace
+        let depth = 0;
+        let end = (m.index ?? 0) + m[0].length - 1;
+        for (; end < text.length; end++) {
+          if (text[end] === '{') depth++;
+          else if (text[end] === '}' && --depth === 0) break;
+        }
+        proxies.push({ file: file.slice(dir.length + 1), options: text.slice((m.index ?? 0) + m[0].length - 1, end + 1) });
+      }
+    }
+    expect(proxies.length).toBeGreaterThanOrEqual(15);
+    expect(proxies.filter((p) => !/heartbeatTimeout\b/.test(p.options)).map((p) => `${p.file}: ${p.options.replace(/\s+/g, ' ').slice(0, 120)}`)).toEqual([]);
   });
 });

@@ -18,6 +18,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { ACTIVITY_HEARTBEAT } from '../activity-options';
 import type { LegacyNodeClaimActivities as NodeClaimActivities } from '../../activities/nodeclaim/legacy';
 import {
   NodeClaimWorkflowInputSchema,
@@ -41,10 +42,10 @@ const cloudRetry = { initialInterval: '2 seconds', backoffCoefficient: 2, maximu
 
 function activitiesFor(queues: TaskQueues, launchTimeout: string, launchAttempt: string) {
   return {
-    kube: proxyActivities<NodeClaimActivities>({ taskQueue: queues.control, startToCloseTimeout: '1 minute', retry: kubeRetry }),
-    cloud: proxyActivities<NodeClaimActivities>({ taskQueue: queues.cloud, startToCloseTimeout: '2 minutes', retry: cloudRetry }),
+    kube: proxyActivities<NodeClaimActivities>({ taskQueue: queues.control, startToCloseTimeout: '1 minute', heartbeatTimeout: ACTIVITY_HEARTBEAT, retry: kubeRetry }),
+    cloud: proxyActivities<NodeClaimActivities>({ taskQueue: queues.cloud, startToCloseTimeout: '2 minutes', heartbeatTimeout: ACTIVITY_HEARTBEAT, retry: cloudRetry }),
     // the launch as a whole may take at most the launch timeout, retries included
-    launch: proxyActivities<NodeClaimActivities>({ taskQueue: queues.cloud, startToCloseTimeout: launchAttempt, scheduleToCloseTimeout: launchTimeout, retry: cloudRetry }),
+    launch: proxyActivities<NodeClaimActivities>({ taskQueue: queues.cloud, startToCloseTimeout: launchAttempt, heartbeatTimeout: ACTIVITY_HEARTBEAT, scheduleToCloseTimeout: launchTimeout, retry: cloudRetry }),
   };
 }
 
