@@ -3,6 +3,7 @@ import type { CatalogResult } from '../../core/instancetypes';
 import { catalogQueryFor } from '../../core/workloads/assemble';
 import { NodeClassInputSchema, type CloudProvider } from '../cloud';
 import { type InstanceTypeQuery } from '../cloud/instance-types';
+import { heartbeatStage } from '../heartbeat';
 import { ResolutionCache } from '../cloud/resolution-cache';
 export { ResolutionCache };
 
@@ -29,6 +30,8 @@ export async function cloudCatalog(
       continue;
     }
     const input = NodeClassInputSchema.parse({ name, spec: nodeClass.spec });
+    // (inside a packing activity its beats name these steps: activities/heartbeat.ts)
+    heartbeatStage('catalog: resolve node class');
     const resolution = cache ? await cache.resolutions.resolve(cache.scope, cloud, input) : await cloud.resolveNodeClass(input);
     if (!resolution.ready) {
       const why = resolution.conditions
@@ -39,6 +42,7 @@ export async function cloudCatalog(
       continue;
     }
     const zones = [...new Set(resolution.subnets.map((s) => s.zone))].sort();
+    heartbeatStage('catalog: instance types');
     const instanceTypes = await cloud.instanceTypes({
       amiFamily: query.amiFamily,
       ...(query.kubelet ? { kubelet: stripUndefined(query.kubelet) } : {}),

@@ -289,6 +289,13 @@ async function pdbSamples(c: Cluster, guarded: boolean): Promise<PdbSample[]> {
 
 const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined): number | undefined => (t?.seconds !== undefined && t.seconds !== null ? Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : undefined);
 
+/** moto's answer time per EC2 action (forwarded requests): count, p50 and p99 ms, slowest p99 first. */
+function upstreamLatency(requests: readonly { action: string; upstreamMs?: number }[]): { action: string; count: number; p50: number; p99: number }[] {
+  const byAction = new Map<string, number[]>();
+  for (const r of requests) if (r.upstreamMs !== undefined) byAction.set(r.action, [...(byAction.get(r.action) ?? []), r.upstreamMs]);
+  return [...byAction].map(([action, ms]) => ({ action, count: ms.length, p50: percentile(ms, 50) ?? 0, p99: percentile(ms, 99) ?? 0 })).sort((a, b) => b.p99 - a.p99);
+}
+
 /** A payload of the default converter (json/plain), read; anything else (an encrypted one) is undefined. */
 function plainJson(payload: { metadata?: Record<string, Uint8Array> | null; data?: Uint8Array | null } | undefined): unknown {
   const encoding = payload?.metadata?.encoding;
@@ -781,7 +788,7 @@ async function main(): Promise<void> {
     const rssByWorker = Object.fromEntries([...rss.entries()].map(([i, v]) => [`worker-${i}`, summarizeRss(v)]));
     const allRss = [...rss.values()].flat();
     report.phases = phases;
-    report.chaos = { events, simulatedKubeletRestarts: kubeletRestarts, workerKills: events.filter((e) => e.what.startsWith('SIGKILL')).length, ec2: { requests: proxy.requests.length, throttled: proxy.injected.filter((f) => f.kind === 'throttle').length, serverErrors: proxy.injected.filter((f) => f.kind === 'server-error').length } };
+    report.chaos = { events, simulatedKubeletRestarts: kubeletRestarts, workerKills: events.filter((e) => e.what.startsWith('SIGKILL')).length, ec2: { requests: proxy.requests.length, throttled: proxy.injected.filter((f) => f.kind === 'throttle').length, serverErrors: proxy.injected.filter((f) => f.kind === 'server-error').length, upstreamMs: upstreamLatency(proxy.requests) } };
     report.checks = {
       duplicateInstances: [...duplicatesSeen.values()],
       leakedInstances: leaked.map((i) => ({ id: i.id, state: i.state, nodeClaim: i.tags['karpenter.sh/nodeclaim'] })),
@@ -873,7 +880,7 @@ function printTable(o: Options, report: Record<string, unknown>, verdicts: [stri
     workerRssMiB: { all?: { meanMiB: number; maxMiB: number } };
   };
   const phases = report.phases as { up: { ok: boolean; seconds: number; nodeClaims: number; nodeClaimsSeen: number; nodeClaimsGoneDuringUp: number; nodeClaimStepSeconds: Record<'launch' | 'register' | 'initialize' | 'total', StepSeconds> }; down: { ok: boolean; seconds: number; nodesBefore: number; nodesAfter: number }; delete: { ok: boolean; seconds: number } };
-  const chaos = report.chaos as { workerKills: number; ec2: { requests: number; throttled: number; serverErrors: number }; events: unknown[] };
+  const chaos = report.chaos as { workerKills: number; ec2: { requests: number; throttled: number; serverErrors: number; upstreamMs?: { action: string; count: number; p50: number; p99: number }[] }; events: unknown[] };
   const f = (n: number | undefined, d = 1) => (n === undefined ? '—' : Number.isFinite(n) ? n.toFixed(d) : '∞');
   const g = (v: number | string | undefined) => (typeof v === 'string' ? v : f(v, 0));
   const rows: [string, string][] = [
@@ -882,6 +889,7 @@ function printTable(o: Options, report: Record<string, unknown>, verdicts: [stri
     ['phase down (consolidated)', `${phases.down.ok ? 'ok' : 'TIMED OUT'} in ${f(phases.down.seconds, 0)} s: ${phases.down.nodesBefore} → ${phases.down.nodesAfter} nodes`],
     ['phase delete (nothing left)', `${phases.delete.ok ? 'ok' : 'TIMED OUT'} in ${f(phases.delete.seconds, 0)} s`],
     ['chaos', `${chaos.workerKills} worker kills; EC2 ${chaos.ec2.requests} calls, ${chaos.ec2.throttled} throttled, ${chaos.ec2.serverErrors} × 500; ${chaos.events.length} events`],
+    ['moto answer p50 / p99, slowest 4 actions', (chaos.ec2.upstreamMs ?? []).slice(0, 4).map((a) => `${a.action} ${a.p50} / ${a.p99} ms (${a.count})`).join('; ') || '—'],
     ...verdicts.map(([k, v]): [string, string] => [k, `${v}${v === 0 ? '' : '   ← FAIL'}`]),
     ['pending → Running p50 / p99', `${f(m.podPendingToRunningSeconds.p50)} s / ${f(m.podPendingToRunningSeconds.p99)} s (${m.podPendingToRunningSeconds.n} pods)`],
     ['NodeClaims per minute (phase up)', f(m.nodeClaimsPerMinute)],

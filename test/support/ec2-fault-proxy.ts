@@ -79,6 +79,8 @@ export interface ProxiedRequest {
   /** false when the proxy answered without calling moto */
   forwarded: boolean;
   status: number | 'dropped';
+  /** how long moto took to answer a forwarded request (ms) */
+  upstreamMs?: number;
 }
 
 export interface Ec2FaultProxy {
@@ -326,8 +328,9 @@ export async function startEc2FaultProxy(options: { target: string }): Promise<E
     }
 
     if (action === 'CreateFleet') forwardedFleetRequests.push(params);
+    const sent = Date.now();
     const upstream = await forward(target, req, raw);
-    requests.push({ action, forwarded: true, status: upstream.status });
+    requests.push({ action, forwarded: true, status: upstream.status, upstreamMs: Date.now() - sent });
     send(res, upstream.status, upstream.body, upstream.headers);
   }
 
