@@ -404,7 +404,9 @@ async function main(): Promise<void> {
     say(`stack in ${info.dir} (Temporal ${info.temporal.server})`);
     const extraGuests = await Promise.all(Array.from({ length: o.clusters - 1 }, (_, i) => startExtraGuest(info, { name: `guest-${i + 1}`, log: say, env })));
     extras.push(...extraGuests);
-    proxy = await startEc2FaultProxy({ target: info.ec2.endpoint });
+    // moto's catalog is static: each of these read once from it (moto renders all 1,395 types
+    // per DescribeInstanceTypes call, ignoring MaxResults: a minute per call under this load)
+    proxy = await startEc2FaultProxy({ target: info.ec2.endpoint, staticReads: ['DescribeInstanceTypes', 'DescribeInstanceTypeOfferings', 'DescribeSpotPriceHistory'] });
     const management = kubeClientsFromKubeconfigFile(info.management.kubeconfigPath);
     const ec2For = roleEc2ClientFactory(info);
 

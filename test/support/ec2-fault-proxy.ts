@@ -250,8 +250,23 @@ function send(res: ServerResponse, status: number, body: string | Buffer, header
   res.end(buffer);
 }
 
-export async function startEc2FaultProxy(options: { target: string }): Promise<Ec2FaultProxy> {
+/**
+ * `staticReads`: actions whose answer never changes in moto (its catalog data), answered
+ * from the first successful answer to the same request — one moto render shared by every
+ * later caller. For npm run scale: moto ignores MaxResults on DescribeInstanceTypes and
+ * renders all 1,395 types (5.8 MB) on every call, 2 s on an idle core and a minute under
+ * the run's load, where EC2 answers 100 types a page. Faults are still injected first.
+ */
+export async function startEc2FaultProxy(options: { target: string; staticReads?: readonly string[] }): Promise<Ec2FaultProxy> {
   const target = new URL(options.target);
+  const staticReads = new Set(options.staticReads ?? []);
+  const kept = new Map<string, Promise<Upstream>>();
+  /** the same question: action, region (the credential scope) and parameters, not the paging or time window */
+  const staticKey = (req: IncomingMessage, params: URLSearchParams, action: string): string => {
+    const region = /Credential=[^/]+\/[^/]+\/([^/]+)\//.exec(String(req.headers.authorization ?? ''))?.[1] ?? '';
+    const rest = [...params].filter(([k]) => !['NextToken', 'StartTime', 'EndTime'].includes(k)).sort(([a], [b]) => a.localeCompare(b));
+    return JSON.stringify([action, region, rest]);
+  };
   let pools: ExhaustedPool[] = [];
   let rules: { kind: FaultKind; action: string; remaining: number; beforeDrop?: FaultRule['beforeDrop']; hold?: FaultRule['hold'] }[] = [];
   const injected: InjectedFault[] = [];
@@ -329,6 +344,20 @@ export async function startEc2FaultProxy(options: { target: string }): Promise<E
 
     if (action === 'CreateFleet') forwardedFleetRequests.push(params);
     const sent = Date.now();
+    if (staticReads.has(action)) {
+      const key = staticKey(req, params, action);
+      let answer = kept.get(key);
+      if (!answer) {
+        answer = forward(target, req, raw);
+        kept.set(key, answer);
+        // only a good answer is kept
+        answer.then((u) => { if (u.status !== 200) kept.delete(key); }, () => kept.delete(key));
+      }
+      const upstream = await answer;
+      requests.push({ action, forwarded: true, status: upstream.status, upstreamMs: Date.now() - sent });
+      send(res, upstream.status, upstream.body, upstream.headers);
+      return;
+    }
     const upstream = await forward(target, req, raw);
     requests.push({ action, forwarded: true, status: upstream.status, upstreamMs: Date.now() - sent });
     send(res, upstream.status, upstream.body, upstream.headers);

@@ -110,3 +110,53 @@ describe('the fault proxy’s seeded random faults', () => {
     expect(fleetStatuses.some((s) => s !== 200)).toBe(true);
   });
 });
+
+describe('the fault proxy’s static reads (npm run scale)', () => {
+  it('answers a repeated catalog read from moto’s first good answer, per region and question, and still injects faults first', async () => {
+    const seen: string[] = [];
+    let failNext = false;
+    const target = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        seen.push(body);
+        if (failNext) {
+          failNext = false;
+          res.statusCode = 500;
+          res.end('<Response><Errors><Error><Code>InternalError</Code></Error></Errors></Response>');
+          return;
+        }
+        res.end(`<DescribeInstanceTypesResponse><n>${seen.length}</n></DescribeInstanceTypesResponse>`);
+      });
+    });
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    const proxy = await startEc2FaultProxy({ target: `http://127.0.0.1:${(target.address() as AddressInfo).port}`, staticReads: ['DescribeInstanceTypes'] });
+    const ask = async (body: string, region = 'us-east-1') => {
+      const res = await fetch(proxy.endpoint, { method: 'POST', body, headers: { authorization: `AWS4-HMAC-SHA256 Credential=testing/20261128/${region}/ec2/aws4_request, SignedHeaders=host, Signature=x` } });
+      return { status: res.status, text: await res.text() };
+    };
+    try {
+      failNext = true;
+      expect((await ask('Action=DescribeInstanceTypes&MaxResults=100')).status).toBe(500);
+      // a failed answer is not kept; the next good one is, and serves the later pages too
+      const first = await ask('Action=DescribeInstanceTypes&MaxResults=100');
+      expect(first).toEqual({ status: 200, text: '<DescribeInstanceTypesResponse><n>2</n></DescribeInstanceTypesResponse>' });
+      expect(await ask('Action=DescribeInstanceTypes&MaxResults=100&NextToken=abc')).toEqual(first);
+      // concurrent askers share one render
+      const together = await Promise.all([ask('Action=DescribeInstanceTypes&MaxResults=100'), ask('Action=DescribeInstanceTypes&MaxResults=100')]);
+      expect(together).toEqual([first, first]);
+      expect(seen).toHaveLength(2);
+      // another region or another question goes to moto; other actions always do
+      expect((await ask('Action=DescribeInstanceTypes&MaxResults=100', 'eu-west-1')).text).toContain('<n>3</n>');
+      expect((await ask('Action=DescribeInstanceTypes&InstanceType.1=m5.large')).text).toContain('<n>4</n>');
+      expect((await ask('Action=DescribeInstances')).text).toContain('<n>5</n>');
+      expect((await ask('Action=DescribeInstances')).text).toContain('<n>6</n>');
+      // random faults apply to kept reads as to any other
+      proxy.random({ seed: 1, throttle: 1, serverError: 0, actions: ['DescribeInstanceTypes'] });
+      expect((await ask('Action=DescribeInstanceTypes&MaxResults=100')).status).toBe(503);
+    } finally {
+      await proxy.close();
+      await new Promise<void>((resolve) => target.close(() => resolve()));
+    }
+  });
+});
