@@ -1,4 +1,4 @@
-import { beating } from '../heartbeat';
+import { beating, heartbeatStage } from '../heartbeat';
 import { PolicyV1Api, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { normaliseDocument } from '../../core/api/normalise';
@@ -355,9 +355,15 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
     planRound: (raw: PlanRoundInput): Promise<PlanRoundResult> => beating('round', async () => {
       const cluster = ClusterRefSchema.parse(raw.cluster);
       const guest = await forCluster(cluster);
+      // each step named in the beats (activities/heartbeat.ts): a round that outlives its worker says where
+      heartbeatStage('round: node classes');
       await refreshNodeClasses(cluster);
-      const read = await readRound(guest, now(), raw.memory ?? {}, raw.batchMaxMs ?? 10_000, await instanceFacts(cluster));
+      heartbeatStage('round: instances');
+      const facts = await instanceFacts(cluster);
+      heartbeatStage('round: read');
+      const read = await readRound(guest, now(), raw.memory ?? {}, raw.batchMaxMs ?? 10_000, facts);
       deps.metrics?.observeCluster(raw.cluster.name, read.snapshot);
+      heartbeatStage('round: stamp');
       const store = new NodeClaimStore(guest);
       for (const { claim, hash } of read.toStamp) {
         await store.annotate(claim, { [NODECLASS_HASH_ANNOTATION]: hash, [NODECLASS_HASH_VERSION_ANNOTATION]: NODECLASS_HASH_VERSION }).catch((err: unknown) => {
@@ -373,7 +379,9 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
           if (!isNotFound(err) && !isConflict(err)) throw err;
         });
       }
+      heartbeatStage('round: decide');
       const round = disruptionRound(read.input);
+      heartbeatStage('round: events');
       // an admin who set do-not-disrupt, a PDB or a budget hears why the node stays
       const event = createEventRecorder(guest.core);
       // a round begins with no command of this workflow under way: a disrupted taint nothing
