@@ -55,9 +55,9 @@ export function createRefreshingValue<T>(options: RefreshingValueOptions<T>): Re
     if (!restored) {
       restored = true;
       const stored = await options.persisted?.read();
-      // a copy "loaded" in the future is a clock gone wrong: not fresh, only a fallback
-      if (stored !== undefined && current === undefined) current = stored;
-      if (current !== undefined && current.loadedAt <= now() && now() < current.loadedAt + options.intervalMs) return current;
+      // a copy "loaded" in the future is a clock gone wrong: never fresh, only a fallback
+      if (stored !== undefined && current === undefined) current = stored.loadedAt <= now() ? stored : { ...stored, loadedAt: 0 };
+      if (current !== undefined && now() < current.loadedAt + options.intervalMs) return current;
     }
     const startedAt = now();
     try {

@@ -377,6 +377,19 @@ describe('instance-type provider: kept across restarts (catalog-store.ts)', () =
     expect(isInstanceTypesUnavailableError(refused)).toBe(true);
   });
 
+  it('a stored copy dated in the future (a clock gone wrong) is never taken as fresh, only as a fallback', async () => {
+    const ec2 = fakeInstanceTypeEc2(someRegionData());
+    await aProcess(ec2, T0 + HOUR).provider.list({ amiFamily: 'AL2023' });
+    // a process whose clock says an hour earlier reads EC2 again; when EC2 fails it serves the copy, and retries 30 s later
+    const early = aProcess(ec2, T0);
+    ec2.failNext('DescribeInstanceTypeOfferings', anAwsError('RequestLimitExceeded', 503), 2);
+    await expect(early.provider.list({ amiFamily: 'AL2023' })).resolves.toHaveLength(4);
+    expect(callCounts(ec2)).toEqual({ DescribeInstanceTypes: 2, DescribeInstanceTypeOfferings: 3, DescribeSpotPriceHistory: 2 });
+    early.advance(31_000);
+    await early.provider.list({ amiFamily: 'AL2023' });
+    expect(ec2.callsOf('DescribeInstanceTypeOfferings')).toHaveLength(4);
+  });
+
   it('each cluster reads only its own stored copy (offerings are the account\'s)', async () => {
     const ec2 = fakeInstanceTypeEc2(someRegionData());
     await aProcess(ec2, T0, 'cluster-a').provider.list({ amiFamily: 'AL2023' });
