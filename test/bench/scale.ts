@@ -24,6 +24,7 @@
 //   npm run scale -- --clusters 1 --pods-per-cluster 100 --workers 2
 //   npm run scale -- --server production                          PostgreSQL + the Temporal server build
 //   npm run scale -- --no-kill --throttle 0 --server-error 0 --no-restart-guests --no-restart-temporal   no chaos
+import { defaultPayloadConverter } from '@temporalio/common';
 import { DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
 import { AppsV1Api, PatchStrategy, PolicyV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import { type Client } from '@temporalio/client';
@@ -296,12 +297,11 @@ function upstreamLatency(requests: readonly { action: string; upstreamMs?: numbe
   return [...byAction].map(([action, ms]) => ({ action, count: ms.length, p50: percentile(ms, 50) ?? 0, p99: percentile(ms, 99) ?? 0 })).sort((a, b) => b.p99 - a.p99);
 }
 
-/** A payload of the default converter (json/plain), read; anything else (an encrypted one) is undefined. */
-function plainJson(payload: { metadata?: Record<string, Uint8Array> | null; data?: Uint8Array | null } | undefined): unknown {
-  const encoding = payload?.metadata?.encoding;
-  if (!payload?.data || !encoding || Buffer.from(encoding).toString() !== 'json/plain') return undefined;
+/** A payload the SDK's default converter reads (JSON); anything else (an encrypted one) is undefined. */
+function decodedPayload(payload: Parameters<typeof defaultPayloadConverter.fromPayload>[0] | undefined): unknown {
+  if (!payload) return undefined;
   try {
-    return JSON.parse(Buffer.from(payload.data).toString());
+    return defaultPayloadConverter.fromPayload(payload);
   } catch {
     return undefined;
   }
@@ -322,7 +322,7 @@ async function sampleWorkflows(client: Client, clusters: readonly Cluster[]): Pr
           const progress = (raw.pendingActivities ?? []).map((a) => Math.max(ms(a.lastStartedTime) ?? 0, ms(a.lastHeartbeatTime) ?? 0, ms(a.lastAttemptCompleteTime) ?? 0, ms(a.scheduledTime) ?? 0) || at);
           const wt = raw.pendingWorkflowTask ? ms(raw.pendingWorkflowTask.scheduledTime) : undefined;
           const activities = (raw.pendingActivities ?? []).map((a) => {
-            const beat = plainJson(a.heartbeatDetails?.payloads?.[0]) as { stage?: unknown; for?: unknown } | undefined;
+            const beat = decodedPayload(a.heartbeatDetails?.payloads?.[0] ?? undefined) as { stage?: unknown; for?: unknown } | undefined;
             const failure = a.lastFailure?.message ?? undefined;
             return {
               id: a.activityId ?? '',
