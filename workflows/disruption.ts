@@ -16,7 +16,7 @@ import {
 } from '@temporalio/workflow';
 import { ACTIVITY_HEARTBEAT } from './activity-options';
 import { declareVersioningBehavior } from './versioning';
-import type { DisruptionActivities, PodEventMemory } from '../activities/disruption/activity';
+import type { CloudFactsResult, DisruptionActivities, PodEventMemory } from '../activities/disruption/activity';
 import type { MultiNodeSimulation, ProvisionerActivities } from '../activities/provisioner/activity';
 import { batchToCreate, type PlannedBatch } from '../core/provisioning/batch';
 import type { Blocked, ConsolidationDecision, DisruptionCommand } from '../core/disruption';
@@ -37,6 +37,10 @@ export interface DisruptionStatus {
   blocked: Blocked[];
   /** the last round that could not read the cluster (every retry failed), until one can */
   lastRoundError?: { at: string; message: string };
+  /** the last cloud pass (node class resolution, each instance's subnet and groups for drift) */
+  lastCloudFacts?: { at: string } & CloudFactsResult;
+  /** the last cloud pass that failed every retry, until one succeeds (drift from the cloud waits) */
+  lastCloudFactsError?: { at: string; message: string };
   /** the last multi-node simulation: how many candidates, each prefix tried and its verdict */
   lastMultiNode?: { at: string; candidates: number; tried: MultiNodeSimulation['tried']; verdict: string };
   commands: number;
@@ -69,7 +73,12 @@ export interface DisruptionWorkflowInput {
    * (default 0.05); `false` keeps Karpenter's rules (at most one new node per command).
    */
   manyToMany?: { minSavings: number } | false;
-  carried?: { memory: PodEventMemory; rounds: number; commands: number; lastCommand?: DisruptionStatus['lastCommand']; lastMultiNode?: DisruptionStatus['lastMultiNode']; tried?: Record<string, string>; triedMulti?: string };
+  /**
+   * How often the cloud pass asks EC2 what drift needs (node class resolution, each
+   * instance's subnet and security groups): default 5m, Karpenter's drift re-check.
+   */
+  cloudFactsInterval?: string;
+  carried?: { memory: PodEventMemory; nextCloudFactsAt?: number; rounds: number; commands: number; lastCommand?: DisruptionStatus['lastCommand']; lastMultiNode?: DisruptionStatus['lastMultiNode']; tried?: Record<string, string>; triedMulti?: string };
 }
 
 // the replacement plan is a packing batch: the packing queue, heartbeats while solving
@@ -87,6 +96,16 @@ const activities = (queue: string) =>
     startToCloseTimeout: '2 minutes',
     heartbeatTimeout: ACTIVITY_HEARTBEAT,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
+  });
+
+// the cloud pass: paged EC2 reads, a write per claim whose facts moved; a pass that fails
+// every attempt is tried again a minute later, the rounds going on meanwhile
+const cloudFactsActivities = (queue: string) =>
+  proxyActivities<Pick<DisruptionActivities, 'refreshCloudFacts'>>({
+    taskQueue: queue,
+    startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: ACTIVITY_HEARTBEAT,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
   });
 
 // a round reads the whole cluster (minutes at thousands of nodes): long, but heartbeating
@@ -112,6 +131,9 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
   const taskQueues = TaskQueuesSchema.parse({ ...defaultTaskQueues, ...input.taskQueues });
   const act = activities(taskQueues.control);
   const rounds = roundActivities(taskQueues.control);
+  const cloudFacts = cloudFactsActivities(taskQueues.control);
+  const cloudFactsMs = durationToMs(input.cloudFactsInterval ?? '5m') ?? 300_000;
+  let nextCloudFactsAt = input.carried?.nextCloudFactsAt ?? 0;
   const packing = packingActivities(taskQueues.packing);
   const replacementTimeoutMs = durationToMs(input.replacementTimeout ?? '20m') ?? 1_200_000;
   const pollMs = durationToMs(input.pollInterval ?? '10s') ?? 10_000;
@@ -201,7 +223,20 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     const info = workflowInfo();
     if (info.continueAsNewSuggested || info.historyLength > 2_000) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof disruptionWorkflow>({ ...input, carried: { memory, rounds: status.rounds, commands: status.commands, ...(status.lastCommand ? { lastCommand: status.lastCommand } : {}), tried, ...(triedMulti !== undefined ? { triedMulti } : {}), ...(status.lastMultiNode ? { lastMultiNode: status.lastMultiNode } : {}) } });
+      await continueAsNew<typeof disruptionWorkflow>({ ...input, carried: { memory, ...(nextCloudFactsAt > 0 ? { nextCloudFactsAt } : {}), rounds: status.rounds, commands: status.commands, ...(status.lastCommand ? { lastCommand: status.lastCommand } : {}), tried, ...(triedMulti !== undefined ? { triedMulti } : {}), ...(status.lastMultiNode ? { lastMultiNode: status.lastMultiNode } : {}) } });
+    }
+    // what drift needs from EC2, on its own cadence (before this, every round asked EC2)
+    if (Date.now() >= nextCloudFactsAt && patched('cloud-facts-pass')) {
+      const started = Date.now();
+      const facts = await cloudFacts.refreshCloudFacts({ cluster }).catch((err: unknown) => {
+        status.lastCloudFactsError = { at: stamp(), message: failureMessage(err) };
+        return undefined;
+      });
+      if (facts) {
+        delete status.lastCloudFactsError;
+        status.lastCloudFacts = { at: stamp(), ...facts };
+      }
+      nextCloudFactsAt = started + (facts ? cloudFactsMs : Math.min(cloudFactsMs, 60_000));
     }
     // a round whose reads failed every retry (the guest unreachable for minutes) is skipped, not the workflow ended
     const round = await rounds.planRound({ cluster, memory, batchMaxMs }).catch((err: unknown) => {

@@ -7,6 +7,10 @@ import { type NodePool } from '../../core/api/nodepool';
 import { StoredNodeClaimSchema, type StoredNodeClaim } from '../../core/api/nodeclaim';
 import {
   DO_NOT_DISRUPT,
+  INSTANCE_DRIFT_REASONS,
+  INSTANCE_NETWORK_ANNOTATION,
+  instanceNetworkValue,
+  parseInstanceNetwork,
   NODECLASS_HASH_ANNOTATION,
   NODECLASS_HASH_VERSION,
   NODECLASS_HASH_VERSION_ANNOTATION,
@@ -49,8 +53,6 @@ export interface DisruptionActivityDeps {
   now?: () => Date;
   /** how long a node class's resolution (AMIs, subnets, security groups) is reused before EC2 is asked again; default 60 s */
   nodeClassRefreshMs?: number;
-  /** how long the cluster's instance listing (each one's subnet and security groups, for drift) is reused; default 60 s */
-  instanceRefreshMs?: number;
   /** where disrupted claims are counted and each round's view of the cluster observed */
   metrics?: AutonodeMetrics;
 }
@@ -127,9 +129,6 @@ const ClassStatusSchema = z.object({
     .optional(),
 });
 
-/** What a claim's instance is in now, by provider ID (the cloud's listing; drift compares it with the class). */
-export type InstanceFacts = ReadonlyMap<string, { subnetId?: string; securityGroupIds?: readonly string[] }>;
-
 /** A launched claim without the class hash autonode stamps (launched before it did, or by Karpenter): stamped with the hash now, as Karpenter re-stamps on a hash version change. */
 interface HashToStamp {
   claim: StoredNodeClaim;
@@ -159,7 +158,6 @@ export async function readRound(
   now: Date,
   memory: PodEventMemory,
   batchMaxMs: number,
-  instances: InstanceFacts = new Map(),
 ): Promise<{ input: RoundInput; memory: PodEventMemory; nodes: number; drifts: DriftSeen[]; toStamp: HashToStamp[]; leftoverTaints: { nodeClaim: string; node: string }[]; snapshot: ClusterSnapshot }> {
   const policy = guest.config.makeApiClient(PolicyV1Api);
   const [claimsRaw, nodes, pods, pdbs, poolsRaw, classesRaw] = await Promise.all([
@@ -227,9 +225,10 @@ export async function readRound(
     const nodeClass = classFacts.get(claim.spec.nodeClassRef.name);
     const annotations = claim.metadata.annotations ?? {};
     const providerId = claim.status?.providerID;
-    const instance = providerId ? instances.get(providerId) : undefined;
+    // the instance's subnet and security groups as the cloud last said (launch, cloud pass)
+    const instance = parseInstanceNetwork(annotations[INSTANCE_NETWORK_ANNOTATION]);
     if (providerId && nodeClass?.hash !== undefined && annotations[NODECLASS_HASH_VERSION_ANNOTATION] !== NODECLASS_HASH_VERSION && claim.metadata.deletionTimestamp === undefined) toStamp.push({ claim, hash: nodeClass.hash });
-    const drift = template
+    const judged = template
       ? driftOf({
           claim: {
             annotations,
@@ -243,6 +242,10 @@ export async function readRound(
         })
       : undefined;
     const driftedCondition = claim.status?.conditions?.find((c) => c.type === 'Drifted');
+    // subnet or security-group drift needs the instance's facts: a claim the cloud pass has not
+    // described yet keeps what the condition says rather than flapping it off and on again
+    const unjudgeable = !judged && instance === undefined && driftedCondition?.status === 'True' && (INSTANCE_DRIFT_REASONS as readonly string[]).includes(driftedCondition.reason ?? '');
+    const drift = unjudgeable ? { reason: driftedCondition.reason!, message: driftedCondition.message ?? '' } : judged;
     if (drift) drifts.push({ claim, drift, known: driftedCondition?.status === 'True' && driftedCondition.reason === drift.reason });
     else if (driftedCondition?.status === 'True') drifts.push({ claim, known: false });
     const driftedSince = driftedCondition?.status === 'True' && driftedCondition.lastTransitionTime ? Date.parse(String(driftedCondition.lastTransitionTime)) : t;
@@ -281,6 +284,16 @@ export async function readRound(
   return { input: { now: t, nodes: candidates, pools }, memory: nextMemory, nodes: candidates.length, drifts, toStamp, leftoverTaints, snapshot: summariseCluster({ nodes: nodes.items, pods: pods.items }) };
 }
 
+/** What one cloud pass found and wrote (the disruption workflow's status shows the last). */
+export interface CloudFactsResult {
+  /** the cluster's live instances listed */
+  instances: number;
+  /** EC2NodeClasses whose status was written (what they resolve to moved) */
+  classesWritten: number;
+  /** claims whose instance-network annotation was written (new, or the instance moved) */
+  claimsWritten: number;
+}
+
 /** karpenter_nodeclaims_disrupted_total's reason: Karpenter's lower-cased disruption reason. */
 const DISRUPTED_REASON = { Empty: 'empty', Drifted: 'drifted', Underutilized: 'underutilized' } as const;
 
@@ -302,34 +315,14 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
   const now = deps.now ?? (() => new Date());
   const forCluster = async (raw: unknown) => (await deps.resolve(ClusterRefSchema.parse(raw))).guest;
   const resolutions = new ResolutionCache(deps.nodeClassRefreshMs ?? 60_000);
-  const listings = new Map<string, { at: number; facts: InstanceFacts }>();
-
-  /**
-   * The cluster's instances by provider ID, with the subnet and security groups each is in
-   * now (Karpenter reads the instance too), listed at most once per refresh interval. A
-   * listing EC2 refuses leaves the last one (or none): subnet and group drift wait for it.
-   */
-  async function instanceFacts(cluster: ClusterRef): Promise<InstanceFacts> {
-    const cached = listings.get(cluster.name);
-    const t = now().getTime();
-    if (cached && t - cached.at < (deps.instanceRefreshMs ?? 60_000)) return cached.facts;
-    const { cloud } = await deps.resolve(cluster);
-    try {
-      const facts: InstanceFacts = new Map((await cloud.list()).map((i) => [i.providerId, { ...(i.subnetId ? { subnetId: i.subnetId } : {}), ...(i.securityGroupIds ? { securityGroupIds: i.securityGroupIds } : {}) }]));
-      listings.set(cluster.name, { at: t, facts });
-      return facts;
-    } catch (err) {
-      activityLog('warn', 'instance listing for drift failed; subnet and security-group drift wait', { cluster: cluster.name, error: err instanceof Error ? err.message : String(err) });
-      return cached?.facts ?? new Map();
-    }
-  }
-
   /**
    * Each EC2NodeClass's status says what it resolves to now: the AMI a release moved it to
    * (the enablement edits the class's spec), or one published under its selector since.
    * Drift compares each claim with this status; without a refresh only a launch wrote it.
+   * Says how many classes' status it wrote.
    */
-  async function refreshNodeClasses(cluster: ClusterRef): Promise<void> {
+  async function refreshNodeClasses(cluster: ClusterRef): Promise<number> {
+    let written = 0;
     const { guest, cloud } = await deps.resolve(cluster);
     const listed = ListSchema.parse(await guest.customObjects.listClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' })).items;
     for (const raw of listed) {
@@ -345,23 +338,25 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
       const had = [ids(stored.data.status?.amis), ids(stored.data.status?.subnets), ids(stored.data.status?.securityGroups)].join(';');
       const has = [ids(resolution.amis), ids(resolution.subnets), ids(resolution.securityGroups)].join(';');
       if (had === has) continue;
-      await recordNodeClassResolution(guest, stored.data.metadata.name, resolution, { nowIso: now().toISOString() }).catch((err: unknown) => {
-        if (!isNotFound(err)) throw err;
-      });
+      await recordNodeClassResolution(guest, stored.data.metadata.name, resolution, { nowIso: now().toISOString() }).then(
+        () => void written++,
+        (err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        },
+      );
     }
+    return written;
   }
 
   return {
     planRound: (raw: PlanRoundInput): Promise<PlanRoundResult> => beating('round', async () => {
       const cluster = ClusterRefSchema.parse(raw.cluster);
       const guest = await forCluster(cluster);
-      // each step named in the beats (activities/heartbeat.ts): a round that outlives its worker says where
-      heartbeatStage('round: node classes');
-      await refreshNodeClasses(cluster);
-      heartbeatStage('round: instances');
-      const facts = await instanceFacts(cluster);
+      // each step named in the beats (activities/heartbeat.ts): a round that outlives its worker says where.
+      // The round reads the guest only: what the cloud says (node class resolution, each
+      // instance's subnet and groups) is brought in by `refreshCloudFacts`, on its own cadence.
       heartbeatStage('round: read');
-      const read = await readRound(guest, now(), raw.memory ?? {}, raw.batchMaxMs ?? 10_000, facts);
+      const read = await readRound(guest, now(), raw.memory ?? {}, raw.batchMaxMs ?? 10_000);
       deps.metrics?.observeCluster(raw.cluster.name, read.snapshot);
       heartbeatStage('round: stamp');
       const store = new NodeClaimStore(guest);
@@ -402,11 +397,48 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
       return { ...(round.command ? { command: round.command } : {}), ...(round.consolidate?.length ? { consolidate: round.consolidate } : {}), ...(round.multiNode?.length ? { multiNode: round.multiNode } : {}), considered: round.considered, blocked: round.blocked, memory: read.memory, nodes: read.nodes };
     }),
 
+    /**
+     * What drift needs from the cloud, written into the guest where every round reads it:
+     * each EC2NodeClass's status (the AMIs, subnets and security groups it resolves to now)
+     * and each launched claim's INSTANCE_NETWORK_ANNOTATION (the subnet and groups its
+     * instance is in now). Only what moved is written. The disruption workflow runs it every
+     * few minutes (Karpenter re-checks drift every 5), not in each 10-second round: a round
+     * that waited on EC2 (a paged DescribeInstances, three resolution calls, throttling) ran
+     * long enough that, in `npm run scale`'s chaos, worker kills ended most of its attempts.
+     */
+    refreshCloudFacts: (raw: { cluster: ClusterRef }): Promise<CloudFactsResult> =>
+      beating('cloud facts', async () => {
+        const cluster = ClusterRefSchema.parse(raw.cluster);
+        const { guest, cloud } = await deps.resolve(cluster);
+        heartbeatStage('cloud facts: node classes');
+        const classesWritten = await refreshNodeClasses(cluster);
+        heartbeatStage('cloud facts: instances');
+        const instances = new Map((await cloud.list()).map((i) => [i.providerId, i]));
+        heartbeatStage('cloud facts: claims');
+        const store = new NodeClaimStore(guest);
+        const claims = ListSchema.parse(await guest.customObjects.listClusterCustomObject(nodeClaimsApi)).items.map((c) => StoredNodeClaimSchema.parse(c));
+        let claimsWritten = 0;
+        for (const claim of claims) {
+          const instance = claim.status?.providerID ? instances.get(claim.status.providerID) : undefined;
+          // an instance not listed is gone or not ours to describe: its lifecycle and the GC see to it
+          const value = instance ? instanceNetworkValue(instance) : undefined;
+          if (value === undefined || claim.metadata.deletionTimestamp !== undefined || claim.metadata.annotations?.[INSTANCE_NETWORK_ANNOTATION] === value) continue;
+          await store.annotate(claim, { [INSTANCE_NETWORK_ANNOTATION]: value }).then(
+            () => void claimsWritten++,
+            (err: unknown) => {
+              // changed meanwhile (409) or gone: the next pass writes it
+              if (!isNotFound(err) && !isConflict(err)) throw err;
+            },
+          );
+        }
+        return { instances: instances.size, classesWritten, claimsWritten };
+      }),
+
     validateCommand: (raw: { cluster: ClusterRef; command: DisruptionCommand; memory?: PodEventMemory; batchMaxMs?: number }): Promise<{ ok: true } | { ok: false; reason: string }> =>
       beating('validate', async () => {
         const guest = await forCluster(raw.cluster);
         const command = CommandSchema.parse(raw.command);
-        const read = await readRound(guest, now(), raw.memory ?? {}, raw.batchMaxMs ?? 10_000, await instanceFacts(ClusterRefSchema.parse(raw.cluster)));
+        const read = await readRound(guest, now(), raw.memory ?? {}, raw.batchMaxMs ?? 10_000);
         return stillValid(command, read.input);
       }),
 

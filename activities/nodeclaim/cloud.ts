@@ -17,7 +17,7 @@ import {
 } from '../cloud';
 import { formatIssue, normaliseDocument, type EC2NodeClass } from '../../core/api';
 import { assertNever } from '../../core/assert';
-import { NODECLASS_HASH_ANNOTATION, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_ANNOTATION, nodeClassHash } from '../../core/disruption/drift';
+import { INSTANCE_NETWORK_ANNOTATION, NODECLASS_HASH_ANNOTATION, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_ANNOTATION, instanceNetworkValue, nodeClassHash } from '../../core/disruption/drift';
 import { type InstanceType } from '../../core/instancetypes';
 import { heldOfferingsOf } from '../../core/provisioning/nodeclaims';
 import { catalogQueryFor } from '../../core/workloads/assemble';
@@ -265,10 +265,13 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
     // made meanwhile — and a failed attempt is retried from the start.
     const current = await mustGet(claims, name);
     // the class's static hash as launched: a later edit of it drifts this node (NodeClassDrift)
+    // and where the instance is (subnet, security groups): subnet and group drift read it
+    const network = instanceNetworkValue(result.instance);
     let updated = await claims.annotate(current, {
       [EXPECTED_NODE_NAME_ANNOTATION]: instance.privateDnsName,
       [NODECLASS_HASH_ANNOTATION]: nodeClassHash(model.nodeClass),
       [NODECLASS_HASH_VERSION_ANNOTATION]: NODECLASS_HASH_VERSION,
+      ...(network !== undefined ? { [INSTANCE_NETWORK_ANNOTATION]: network } : {}),
     });
     // as Karpenter stamps a launched claim: the type's labels (arch, os, category, family,
     // generation, size, cpu, memory, …), then the offering's zone and capacity type

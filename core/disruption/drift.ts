@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { AMI_FAMILIES, type EC2NodeClass } from '../api/ec2nodeclass';
 import { compatible, requirementsFromLabels, type Requirements } from '../scheduling/requirements';
 import { canonicalJson, fnv1a64, NODEPOOL_HASH_ANNOTATION, NODEPOOL_HASH_VERSION_ANNOTATION } from '../provisioning/nodeclaims';
@@ -29,6 +30,45 @@ export function nodeClassHash(nodeClass: EC2NodeClass): string {
   const aliasFamily = alias === undefined ? undefined : AMI_FAMILIES.find((f) => f.toLowerCase() === alias.split('@')[0]?.toLowerCase());
   return fnv1a64(canonicalJson({ ...rest, amiFamily: amiFamily ?? aliasFamily ?? '' })).toString();
 }
+
+/**
+ * Where the instance is, as the cloud last said: its subnet and security groups, JSON
+ * (`{"subnet":"subnet-1","securityGroups":["sg-1","sg-2"]}`), written on the claim by the
+ * launch and by the disruption workflow's cloud pass when it moves. Subnet and security-group
+ * drift are judged from it, so the 10-second disruption round reads the guest only (Karpenter
+ * reads the instance from its own cache; a worker's process cache does not survive restarts).
+ */
+export const INSTANCE_NETWORK_ANNOTATION = 'autonode.io/instance-network';
+
+export interface InstanceNetwork {
+  subnetId?: string;
+  securityGroupIds?: readonly string[];
+}
+
+/** The annotation's value; undefined when the cloud said nothing of either. */
+export function instanceNetworkValue(n: InstanceNetwork): string | undefined {
+  if (n.subnetId === undefined && n.securityGroupIds === undefined) return undefined;
+  return JSON.stringify({ ...(n.subnetId !== undefined ? { subnet: n.subnetId } : {}), ...(n.securityGroupIds !== undefined ? { securityGroups: [...n.securityGroupIds].sort() } : {}) });
+}
+
+const InstanceNetworkSchema = z.object({ subnet: z.string().min(1).optional(), securityGroups: z.array(z.string().min(1)).optional() });
+
+/** The annotation read back; anything else (absent, edited into nonsense) is "not known". */
+export function parseInstanceNetwork(value: string | undefined): InstanceNetwork | undefined {
+  if (value === undefined) return undefined;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+  const parsed = InstanceNetworkSchema.safeParse(raw);
+  if (!parsed.success) return undefined;
+  return { ...(parsed.data.subnet !== undefined ? { subnetId: parsed.data.subnet } : {}), ...(parsed.data.securityGroups !== undefined ? { securityGroupIds: parsed.data.securityGroups } : {}) };
+}
+
+/** Reasons only the instance's own facts can tell: without them a round neither sets nor clears them. */
+export const INSTANCE_DRIFT_REASONS: readonly DriftReasonCode[] = ['SubnetDrift', 'SecurityGroupDrift'];
 
 export type DriftReasonCode = 'NodePoolDrifted' | 'RequirementsDrifted' | 'AMIDrift' | 'SubnetDrift' | 'SecurityGroupDrift' | 'NodeClassDrift';
 

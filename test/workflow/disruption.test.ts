@@ -25,6 +25,8 @@ const queue = 'disruption-steps';
 const calls = new Map<string, { name: string; at: number }[]>();
 /** per cluster: whether validation holds, and how many polls until the nodes are gone */
 const script = new Map<string, { valid: boolean; goneAfter: number }>();
+/** per cluster: the server times of its cloud passes (kept apart from `calls`: they run on their own cadence) */
+const cloudPasses = new Map<string, number[]>();
 
 beforeAll(async () => {
   h = await startTimeSkipping();
@@ -67,6 +69,12 @@ beforeAll(async () => {
       await log(input.cluster, `createClaims ${input.claims.map((c) => c.name).join(',')}`);
       return { created: input.claims.map((c) => c.name), resumed: [], refused: [] };
     },
+    async refreshCloudFacts(input) {
+      const t = await h.env.currentTimeMs();
+      cloudPasses.set(input.cluster.name, [...(cloudPasses.get(input.cluster.name) ?? []), t]);
+      if (input.cluster.name === 'cloudless') throw ApplicationFailure.nonRetryable('UnauthorizedOperation: ec2:DescribeInstances');
+      return { instances: 2, classesWritten: 0, claimsWritten: 1 };
+    },
     async validateCommand(input) {
       await log(input.cluster, 'validateCommand');
       return script.get(input.cluster.name)!.valid ? { ok: true } : { ok: false, reason: 'a: it runs pods that would have to move' };
@@ -99,12 +107,12 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function runUntil(cluster: string, ok: (s: DisruptionStatus) => boolean): Promise<DisruptionStatus> {
+async function runUntil(cluster: string, ok: (s: DisruptionStatus) => boolean, step = '1s'): Promise<DisruptionStatus> {
   const handle = h.env.client.workflow.getHandle(disruptionWorkflowId(cluster));
   for (let i = 0; i < 100; i++) {
     const status = await handle.query<DisruptionStatus>('status');
     if (ok(status)) return status;
-    await h.env.sleep('1s');
+    await h.env.sleep(step);
   }
   throw new Error(`status never matched: ${JSON.stringify(await handle.query<DisruptionStatus>('status'))}`);
 }
@@ -230,4 +238,30 @@ it('a simulation that fails every retry is a rejected set, not the end of the wo
   expect(calls.get('flaky')!.filter((c) => c.name === 'simulateMultiNodeConsolidation')).toHaveLength(1);
   expect((await handle.describe()).status.name).toBe('RUNNING');
   await handle.terminate('test over');
+});
+
+it('the cloud pass runs at the start and then every cloudFactsInterval, not in each round; one that fails every attempt leaves the rounds going and is tried again a minute later', async () => {
+  const begin = (cluster: string) =>
+    h.env.client.workflow.start('disruptionWorkflow', { taskQueue: queue, workflowId: disruptionWorkflowId(cluster), args: [{ cluster: { name: cluster, region: 'us-east-1' }, taskQueues: { control: queue, packing: queue }, cloudFactsInterval: '3m' }] });
+  script.set('cloudy', { valid: true, goneAfter: 0 });
+  script.set('cloudless', { valid: true, goneAfter: 0 });
+  const handles = [await begin('cloudy'), await begin('cloudless')];
+  const cloudy = await runUntil('cloudy', (s) => s.rounds >= 25, '10s');
+  expect(cloudy.lastCloudFacts).toEqual(expect.objectContaining({ instances: 2, classesWritten: 0, claimsWritten: 1 }));
+  const passes = cloudPasses.get('cloudy')!;
+  const rounds = calls.get('cloudy')!.filter((c) => c.name === 'planRound');
+  // 25 rounds at the 10 s poll are over 4 minutes: two passes, 3 minutes apart, the first before the first round
+  expect(passes.length).toBeGreaterThanOrEqual(2);
+  expect(passes.length).toBeLessThan(rounds.length / 5);
+  expect(passes[0]!).toBeLessThanOrEqual(rounds[0]!.at);
+  expect(passes[1]! - passes[0]!).toBeGreaterThanOrEqual(180_000);
+
+  const failing = await runUntil('cloudless', (s) => s.rounds >= 10, '10s');
+  expect(failing.lastCloudFactsError?.message).toBe('UnauthorizedOperation: ec2:DescribeInstances');
+  expect(failing.lastCloudFacts).toBeUndefined();
+  const tries = cloudPasses.get('cloudless')!;
+  expect(tries.length).toBeGreaterThanOrEqual(2);
+  expect(tries[1]! - tries[0]!).toBeGreaterThanOrEqual(60_000);
+  expect(tries[1]! - tries[0]!).toBeLessThan(180_000);
+  for (const handle of handles) await handle.terminate('test over');
 });

@@ -1,13 +1,14 @@
-// Drift as the disruption round reads it: the real launch stamps the node class's hash on
-// the claim, the real planRound compares it, the instance's subnet and security groups
-// (from the cloud's listing) and its AMI with the class — an in-memory guest API server
-// behind the real client, and a fake cloud provider.
+// Drift as the disruption round reads it: the real launch stamps the node class's hash and
+// the instance's subnet and groups on the claim, the real cloud pass (refreshCloudFacts)
+// writes what the class resolves to and what each instance is in now, and the real
+// planRound compares them — an in-memory guest API server behind the real client, and a
+// fake cloud provider.
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { type Client } from '@temporalio/client';
 import { createDisruptionActivities } from '../../../activities/disruption/activity';
 import { createNodeClaimCloudActivities } from '../../../activities/nodeclaim/cloud';
 import { createProvisionerActivities } from '../../../activities/provisioner/activity';
-import { NODECLASS_HASH_ANNOTATION, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_ANNOTATION, nodeClassHash } from '../../../core/disruption';
+import { INSTANCE_NETWORK_ANNOTATION, NODECLASS_HASH_ANNOTATION, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_ANNOTATION, nodeClassHash } from '../../../core/disruption';
 import { EC2NodeClassSchema } from '../../../core/api/ec2nodeclass';
 import { normaliseDocument } from '../../../core/api/normalise';
 import { aNodePool, anEC2NodeClass, type Doc } from '../api/builders';
@@ -98,13 +99,18 @@ describe('planRound: drift from the class hash, the instance subnet and security
     await run('launchClaimInstance', () => lifecycle.launchClaimInstance({ cluster, name }));
   }
   // refresh every round: these tests move what the class resolves to between rounds
-  const disruption = () => createDisruptionActivities({ resolve, nodeClassRefreshMs: 0, instanceRefreshMs: 0 });
+  const disruption = () => createDisruptionActivities({ resolve, nodeClassRefreshMs: 0 });
   const drifted = (name: string) => {
     const conditions = ((guest.get(claimPath(name))?.status as Doc | undefined)?.conditions ?? []) as { type: string; status: string; reason: string }[];
     const c = conditions.find((x) => x.type === 'Drifted');
     return c?.status === 'True' ? c.reason : undefined;
   };
-  const round = async (activities = disruption()) => run('planRound', () => activities.planRound({ cluster }));
+  /** as the workflow does when a pass is due: the cloud pass, then the round */
+  const round = async (activities = disruption()) => {
+    await run('refreshCloudFacts', () => activities.refreshCloudFacts({ cluster }));
+    return run('planRound', () => activities.planRound({ cluster }));
+  };
+  const roundOnly = async (activities = disruption()) => run('planRound', () => activities.planRound({ cluster }));
   const annotations = (name: string) => ((guest.get(claimPath(name))?.metadata as Doc).annotations ?? {}) as Record<string, string>;
 
   it('the launch stamps the class hash it launched with; an edit of the class drifts the claim, undoing it ends the drift', async () => {
@@ -156,5 +162,48 @@ describe('planRound: drift from the class hash, the instance subnet and security
     await round();
     expect(drifted('a-1')).toBeUndefined();
     expect(annotations('a-1')[NODECLASS_HASH_ANNOTATION]).toBe(nodeClassHash(model({ ...classDoc(), spec: { ...(classDoc().spec as Doc), userData: 'edited since' } })));
+  });
+  it('the launch writes where the instance is; the round alone asks EC2 nothing', async () => {
+    await launch('a-1');
+    expect(JSON.parse(annotations('a-1')[INSTANCE_NETWORK_ANNOTATION]!)).toEqual({ subnet: 'subnet-a', securityGroups: ['sg-1'] });
+    const before = cloud.calls.length;
+    await roundOnly();
+    expect(cloud.calls.slice(before)).toEqual([]);
+  });
+
+  it('an instance whose groups were changed outside autonode: the cloud pass writes it, the round drifts it', async () => {
+    await launch('a-1');
+    const activities = disruption();
+    await round(activities);
+    expect(drifted('a-1')).toBeUndefined();
+    const instance = cloud.instances.get('a-1')!;
+    cloud.instances.set('a-1', { ...instance, securityGroupIds: ['sg-1', 'sg-rogue'] });
+    // the round alone has not heard of it yet
+    await roundOnly(activities);
+    expect(drifted('a-1')).toBeUndefined();
+    await round(activities);
+    expect(JSON.parse(annotations('a-1')[INSTANCE_NETWORK_ANNOTATION]!)).toEqual({ subnet: 'subnet-a', securityGroups: ['sg-1', 'sg-rogue'] });
+    expect(drifted('a-1')).toBe('SecurityGroupDrift');
+  });
+
+  it('a claim whose instance facts are not known keeps its subnet drift (it does not flap off and on), and a pass that finds nothing moved writes nothing', async () => {
+    await launch('a-1');
+    const activities = disruption();
+    cloud.resolution = { ...cloud.resolution, subnets: [{ id: 'subnet-b', zone: 'us-east-1a', availableIpCount: 100 }] };
+    await round(activities);
+    expect(drifted('a-1')).toBe('SubnetDrift');
+    const since = ((guest.get(claimPath('a-1'))?.status as Doc).conditions as { type: string; lastTransitionTime: string }[]).find((c) => c.type === 'Drifted')!.lastTransitionTime;
+    // the annotation lost (an edit, a claim made by another tool): the round cannot judge subnets
+    const claim = guest.get(claimPath('a-1'))!;
+    const { [INSTANCE_NETWORK_ANNOTATION]: _n, ...rest } = annotations('a-1');
+    guest.put(claimPath('a-1'), { ...claim, metadata: { ...(claim.metadata as Doc), annotations: rest } });
+    await roundOnly(activities);
+    expect(drifted('a-1')).toBe('SubnetDrift');
+    expect(((guest.get(claimPath('a-1'))?.status as Doc).conditions as { type: string; lastTransitionTime: string }[]).find((c) => c.type === 'Drifted')!.lastTransitionTime).toBe(since);
+    // the next pass writes it back; a second pass finds nothing to write
+    const first = await run('refreshCloudFacts', () => activities.refreshCloudFacts({ cluster }));
+    expect(first).toEqual({ instances: 1, classesWritten: 0, claimsWritten: 1 });
+    const second = await run('refreshCloudFacts', () => activities.refreshCloudFacts({ cluster }));
+    expect(second).toEqual({ instances: 1, classesWritten: 0, claimsWritten: 0 });
   });
 });
