@@ -78,7 +78,7 @@ export interface DisruptionWorkflowInput {
    * instance's subnet and security groups): default 5m, Karpenter's drift re-check.
    */
   cloudFactsInterval?: string;
-  carried?: { memory: PodEventMemory; nextCloudFactsAt?: number; rounds: number; commands: number; lastCommand?: DisruptionStatus['lastCommand']; lastMultiNode?: DisruptionStatus['lastMultiNode']; tried?: Record<string, string>; triedMulti?: string };
+  carried?: { memory: PodEventMemory; nextCloudFactsAt?: number; classesKey?: string; rounds: number; commands: number; lastCommand?: DisruptionStatus['lastCommand']; lastMultiNode?: DisruptionStatus['lastMultiNode']; tried?: Record<string, string>; triedMulti?: string };
 }
 
 // the replacement plan is a packing batch: the packing queue, heartbeats while solving
@@ -134,6 +134,8 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
   const cloudFacts = cloudFactsActivities(taskQueues.control);
   const cloudFactsMs = durationToMs(input.cloudFactsInterval ?? '5m') ?? 300_000;
   let nextCloudFactsAt = input.carried?.nextCloudFactsAt ?? 0;
+  // the node classes (names, generations) the rounds last saw: an edit brings the cloud pass forward
+  let classesKey = input.carried?.classesKey;
   const packing = packingActivities(taskQueues.packing);
   const replacementTimeoutMs = durationToMs(input.replacementTimeout ?? '20m') ?? 1_200_000;
   const pollMs = durationToMs(input.pollInterval ?? '10s') ?? 10_000;
@@ -223,7 +225,7 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     const info = workflowInfo();
     if (info.continueAsNewSuggested || info.historyLength > 2_000) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof disruptionWorkflow>({ ...input, carried: { memory, ...(nextCloudFactsAt > 0 ? { nextCloudFactsAt } : {}), rounds: status.rounds, commands: status.commands, ...(status.lastCommand ? { lastCommand: status.lastCommand } : {}), tried, ...(triedMulti !== undefined ? { triedMulti } : {}), ...(status.lastMultiNode ? { lastMultiNode: status.lastMultiNode } : {}) } });
+      await continueAsNew<typeof disruptionWorkflow>({ ...input, carried: { memory, ...(nextCloudFactsAt > 0 ? { nextCloudFactsAt } : {}), ...(classesKey !== undefined ? { classesKey } : {}), rounds: status.rounds, commands: status.commands, ...(status.lastCommand ? { lastCommand: status.lastCommand } : {}), tried, ...(triedMulti !== undefined ? { triedMulti } : {}), ...(status.lastMultiNode ? { lastMultiNode: status.lastMultiNode } : {}) } });
     }
     // what drift needs from EC2, on its own cadence (before this, every round asked EC2)
     if (Date.now() >= nextCloudFactsAt && patched('cloud-facts-pass')) {
@@ -250,6 +252,11 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     }
     delete status.lastRoundError;
     memory = round.memory;
+    // a class created or edited: what it resolves to is wanted now (an AMI or subnet change drifts at once, as Karpenter's class controller resolves on an edit)
+    if (round.classesKey !== undefined && round.classesKey !== classesKey) {
+      if (classesKey !== undefined) nextCloudFactsAt = 0;
+      classesKey = round.classesKey;
+    }
     status.rounds++;
     status.lastRound = { at: stamp(), nodes: round.nodes, considered: round.considered };
     status.blocked = round.blocked;

@@ -78,6 +78,8 @@ export interface PlanRoundResult {
   memory: PodEventMemory;
   /** managed nodes seen */
   nodes: number;
+  /** the EC2NodeClasses' names and generations, digested: when it moves, the workflow runs the cloud pass at once */
+  classesKey?: string;
 }
 
 const ListSchema = z.object({ items: z.array(z.unknown()) });
@@ -118,6 +120,7 @@ const StoredClassSchema = z.object({
   spec: z.record(z.string(), z.unknown()),
   status: z.object({ amis: z.array(z.object({ id: z.string() })).optional(), subnets: z.array(z.object({ id: z.string() })).optional(), securityGroups: z.array(z.object({ id: z.string() })).optional() }).optional(),
 });
+const ClassGenerationSchema = z.object({ metadata: z.object({ name: z.string(), generation: z.number().optional() }) });
 const ClassStatusSchema = z.object({
   metadata: z.object({ name: z.string() }),
   status: z
@@ -158,7 +161,7 @@ export async function readRound(
   now: Date,
   memory: PodEventMemory,
   batchMaxMs: number,
-): Promise<{ input: RoundInput; memory: PodEventMemory; nodes: number; drifts: DriftSeen[]; toStamp: HashToStamp[]; leftoverTaints: { nodeClaim: string; node: string }[]; snapshot: ClusterSnapshot }> {
+): Promise<{ input: RoundInput; memory: PodEventMemory; nodes: number; classesKey: string; drifts: DriftSeen[]; toStamp: HashToStamp[]; leftoverTaints: { nodeClaim: string; node: string }[]; snapshot: ClusterSnapshot }> {
   const policy = guest.config.makeApiClient(PolicyV1Api);
   const [claimsRaw, nodes, pods, pdbs, poolsRaw, classesRaw] = await Promise.all([
     guest.customObjects.listClusterCustomObject(nodeClaimsApi),
@@ -173,6 +176,16 @@ export async function readRound(
     const facts = nodeClassFacts(raw);
     return facts ? [facts] : [];
   }));
+  // a class created or edited (its generation moves) resolves to other things: the cloud pass is due now
+  const classesKey = fnv1a64(
+    ListSchema.parse(classesRaw)
+      .items.map((raw) => {
+        const meta = ClassGenerationSchema.safeParse(raw);
+        return meta.success ? `${meta.data.metadata.name}@${meta.data.metadata.generation ?? 0}` : '';
+      })
+      .sort()
+      .join(','),
+  ).toString(36);
   const claims = ListSchema.parse(claimsRaw).items.map((c) => StoredNodeClaimSchema.parse(c));
   const nodeByName = new Map(nodes.items.map((n) => [n.metadata?.name ?? '', n]));
   const podsByNode = new Map<string, V1Pod[]>();
@@ -281,7 +294,7 @@ export async function readRound(
       pods: onNode.map((p) => candidatePod(p, pdbs.items)),
     });
   }
-  return { input: { now: t, nodes: candidates, pools }, memory: nextMemory, nodes: candidates.length, drifts, toStamp, leftoverTaints, snapshot: summariseCluster({ nodes: nodes.items, pods: pods.items }) };
+  return { input: { now: t, nodes: candidates, pools }, memory: nextMemory, nodes: candidates.length, classesKey, drifts, toStamp, leftoverTaints, snapshot: summariseCluster({ nodes: nodes.items, pods: pods.items }) };
 }
 
 /** What one cloud pass found and wrote (the disruption workflow's status shows the last). */
@@ -394,7 +407,7 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
       for (const b of round.blocked) {
         await event({ involvedObject: { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: b.nodeClaim }, type: 'Normal', reason: 'DisruptionBlocked', message: `Cannot disrupt NodeClaim: ${b.reason}` });
       }
-      return { ...(round.command ? { command: round.command } : {}), ...(round.consolidate?.length ? { consolidate: round.consolidate } : {}), ...(round.multiNode?.length ? { multiNode: round.multiNode } : {}), considered: round.considered, blocked: round.blocked, memory: read.memory, nodes: read.nodes };
+      return { ...(round.command ? { command: round.command } : {}), ...(round.consolidate?.length ? { consolidate: round.consolidate } : {}), ...(round.multiNode?.length ? { multiNode: round.multiNode } : {}), considered: round.considered, blocked: round.blocked, memory: read.memory, nodes: read.nodes, classesKey: read.classesKey };
     }),
 
     /**

@@ -47,8 +47,8 @@ beforeAll(async () => {
       const multi = multiNode.get(input.cluster.name);
       // multi-node clusters: the same three consolidation candidates every round, their pods unchanged
       if (multi) return { consolidate: multi.candidates, multiNode: multi.candidates, considered: { consolidation: 3 }, blocked: [], memory: {}, nodes: 3 };
-      // the first round finds the command; later ones find nothing
-      return { ...(n === 1 ? { command } : {}), considered: { emptiness: n === 1 ? 1 : 0 }, blocked: [], memory: {}, nodes: 1 };
+      // the first round finds the command; later ones find nothing ('edited': its node classes change at round 5)
+      return { ...(n === 1 ? { command } : {}), ...(input.cluster.name === 'edited' ? { classesKey: n >= 5 ? 'b' : 'a' } : {}), considered: { emptiness: n === 1 ? 1 : 0 }, blocked: [], memory: {}, nodes: 1 };
     },
     async simulateMultiNodeConsolidation(input): Promise<MultiNodeSimulation> {
       await log(input.cluster, 'simulateMultiNodeConsolidation');
@@ -264,4 +264,17 @@ it('the cloud pass runs at the start and then every cloudFactsInterval, not in e
   expect(tries[1]! - tries[0]!).toBeGreaterThanOrEqual(60_000);
   expect(tries[1]! - tries[0]!).toBeLessThan(180_000);
   for (const handle of handles) await handle.terminate('test over');
+});
+
+it('a node class edit seen by a round brings the cloud pass forward: the next round judges drift by what the class resolves to now', async () => {
+  script.set('edited', { valid: true, goneAfter: 0 });
+  const handle = await h.env.client.workflow.start('disruptionWorkflow', { taskQueue: queue, workflowId: disruptionWorkflowId('edited'), args: [{ cluster: { name: 'edited', region: 'us-east-1' }, taskQueues: { control: queue, packing: queue }, cloudFactsInterval: '1h' }] });
+  await runUntil('edited', (s) => s.rounds >= 8, '10s');
+  const passes = cloudPasses.get('edited')!;
+  const rounds = calls.get('edited')!.filter((c) => c.name === 'planRound');
+  // the first pass, then one right after round 5 saw the edit (before round 6), and none for the hour after
+  expect(passes).toHaveLength(2);
+  expect(passes[1]!).toBeGreaterThanOrEqual(rounds[4]!.at);
+  expect(passes[1]!).toBeLessThanOrEqual(rounds[5]!.at);
+  await handle.terminate('test over');
 });
