@@ -216,7 +216,10 @@ export function stuckWorkflows(samples: readonly WorkflowSample[], now: number, 
     const pending = (s: WorkflowSample) => s.pendingWorkflowTaskSince !== undefined || (s.pendingActivities ? s.pendingActivities.some((a) => !longLived.has(a.type)) : s.pendingActivitiesLastProgress.length > 0);
     const earlier = ordered.find((s) => latest.at - s.at >= thresholdMs && s.historyLength === latest.historyLength && pending(s));
     if (earlier && pending(latest) && ordered.filter((s) => s.at >= earlier.at).every((s) => s.historyLength === latest.historyLength && pending(s))) {
-      stuck.push({ id, why: `history stayed at ${latest.historyLength} events for ${Math.round((latest.at - earlier.at) / 1000)} s with work pending` });
+      // which work: the pending activity and the step its last beat named (a drain held by a PDB reads differently from a lost task)
+      const work = (latest.pendingActivities ?? []).filter((a) => !longLived.has(a.type)).map((a) => `${a.type} attempt ${a.attempt}${a.stage ? ` at ${a.stage}` : ''}`);
+      const what = latest.pendingWorkflowTaskSince !== undefined ? ['a workflow task', ...work] : work;
+      stuck.push({ id, why: `history stayed at ${latest.historyLength} events for ${Math.round((latest.at - earlier.at) / 1000)} s with work pending${what.length > 0 ? `: ${what.join(', ')}` : ''}` });
     }
   }
   return stuck.sort((a, b) => a.id.localeCompare(b.id));

@@ -119,6 +119,9 @@ describe('stuck workflows', () => {
     const pending = (at: number, len: number): WorkflowSample => ({ ...idle('w', at, len), pendingActivitiesLastProgress: [at - 1_000] });
     expect(stuckWorkflows([pending(now - 400_000, 7), pending(now - 200_000, 7), pending(now, 7)], now, running('w')).map((s) => s.why)).toEqual(['history stayed at 7 events for 400 s with work pending']);
     expect(stuckWorkflows([pending(now - 400_000, 7), pending(now - 200_000, 9), pending(now, 9)], now, running('w'))).toEqual([]);
+    // the verdict names the work: the pending activity and its last beat's step
+    const draining = (at: number): WorkflowSample => ({ ...pending(at, 60), pendingActivities: [{ id: '7', type: 'drainNode', attempt: 1, stage: 'evict: waiting for PodDisruptionBudget web' }] });
+    expect(stuckWorkflows([draining(now - 400_000), draining(now - 200_000), draining(now)], now, running('w')).map((s) => s.why)).toEqual(['history stayed at 60 events for 400 s with work pending: drainNode attempt 1 at evict: waiting for PodDisruptionBudget web']);
   });
 });
 
