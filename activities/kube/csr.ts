@@ -4,6 +4,7 @@
  * an Event. Idempotent by CSR name: a CSR that already carries a decision is reported, not
  * decided again, so a retried activity never flips or duplicates one.
  */
+import { createHash } from 'node:crypto';
 import { type V1CertificateSigningRequest, type V1CertificateSigningRequestCondition } from '@kubernetes/client-node';
 import { assertNever } from '../../core/assert';
 import {
@@ -87,12 +88,15 @@ export function createCsrActivities(deps: CsrActivityDeps) {
    * Writes one decision. A CSR's spec is immutable, so a decision made from an earlier read
    * still holds after a conflict; only its state is re-read. `applied` says whether this
    * call wrote it: a CSR decided meanwhile (by an earlier attempt, or by someone else) comes
-   * back as `decided`, one deleted as `ignore`.
+   * back as `decided`, one deleted as `ignore`. `uid`: the CSR the decision was made for —
+   * one deleted and re-created under its name since (another request, perhaps an
+   * attacker's) is not the one judged, and is left to the next review.
    */
-  async function applyDecision(csrName: string, nodeName: string, decision: Extract<CsrDecision, { kind: 'approve' | 'deny' }>): Promise<CsrReview> {
+  async function applyDecision(csrName: string, nodeName: string, decision: Extract<CsrDecision, { kind: 'approve' | 'deny' }>, uid: string | undefined): Promise<CsrReview> {
     for (let attempt = 1; ; attempt++) {
       const obj = await readCsr(csrName);
       if (!obj) return { kind: 'ignore', why: `CSR ${csrName} no longer exists`, applied: false };
+      if (uid !== undefined && obj.metadata?.uid !== uid) return { kind: 'ignore', why: `CSR ${csrName} was re-created since it was read`, applied: false };
       const state = csrState(obj);
       if (state.phase !== 'pending') {
         const byAutonode = state.reason === CsrConditionReasons.approved || state.reason === CsrConditionReasons.denied;
@@ -144,6 +148,7 @@ export function createCsrActivities(deps: CsrActivityDeps) {
     const { node } = input;
     const review: NodeCsrReview = { approved: [], denied: [], failed: [] };
     const listed = await listNodeCsrs(node.nodeName);
+    const uids = new Map(listed.map(({ obj }) => [obj.metadata?.name ?? '', obj.metadata?.uid]));
     const readable: NodeCsr[] = [];
     const pendingUnreadable: Array<{ name: string; decision: Extract<CsrDecision, { kind: 'deny' }> }> = [];
     for (const { csr, state } of listed) {
@@ -163,7 +168,7 @@ export function createCsrActivities(deps: CsrActivityDeps) {
     for (const { name, decision } of decisions) {
       if (decision.kind === 'ignore' || input.skip?.has(name)) continue;
       try {
-        const result = await applyDecision(name, node.nodeName, decision);
+        const result = await applyDecision(name, node.nodeName, decision, uids.get(name));
         if (result.kind === 'approve' && result.applied) review.approved.push(name);
         if (result.kind === 'deny' && result.applied) review.denied.push({ name, check: result.check });
       } catch (err) {
@@ -178,13 +183,36 @@ export function createCsrActivities(deps: CsrActivityDeps) {
 
 export type CsrActivities = ReturnType<typeof createCsrActivities>;
 
+/**
+ * Each CSR read once per process: every registration poll of every claim reviews the whole
+ * CSR list (a request names its node only inside the PKCS#10 it carries), and parsing one —
+ * strict base64, DER, the self-signature — took 1–2.5 ms. At 200 nodes and 100 claims
+ * registering, that was 20–50 CPU-seconds per poll round across the workers (`npm run
+ * scale`). A CSR's spec is immutable and parsing reads only its name and spec, so the
+ * result is kept by uid, name and a digest of the spec: a CSR deleted and re-created under
+ * the same name (another uid) or anything that reads differently is parsed afresh.
+ */
+const PARSED_LIMIT = 10_000;
+const parsed = new Map<string, ParsedCsr | InvalidCsrError>();
+
 function tryParse(obj: V1CertificateSigningRequest): ParsedCsr | InvalidCsrError {
+  const uid = obj.metadata?.uid;
+  const key = uid ? `${uid}/${obj.metadata?.name ?? ''}/${createHash('sha256').update(JSON.stringify(obj.spec ?? null)).digest('base64')}` : undefined;
+  const known = key !== undefined ? parsed.get(key) : undefined;
+  if (known !== undefined) return known;
+  let result: ParsedCsr | InvalidCsrError;
   try {
-    return parseCsr(obj);
+    result = parseCsr(obj);
   } catch (err) {
-    if (isInvalidCsrError(err)) return err;
-    throw err;
+    if (!isInvalidCsrError(err)) throw err;
+    result = err;
   }
+  if (key !== undefined) {
+    // oldest first out (a Map iterates in insertion order)
+    if (parsed.size >= PARSED_LIMIT) for (const old of [...parsed.keys()].slice(0, PARSED_LIMIT / 10)) parsed.delete(old);
+    parsed.set(key, result);
+  }
+  return result;
 }
 
 function isKubeletSigner(signerName: string): boolean {

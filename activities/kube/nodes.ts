@@ -29,6 +29,10 @@ const STANDARD_RESOURCES = new Set(['cpu', 'memory', 'pods', 'ephemeral-storage'
 
 const sameTaint = (a: V1Taint, b: { key: string; effect: string }) => a.key === b.key && a.effect === b.effect;
 
+/** Per guest API client: the last Node listing and when it began, shared by registration polls. */
+const nodeListings = new WeakMap<object, { at: number; listing: Promise<V1Node[]> }>();
+const LISTING_REUSE_MS = 5_000;
+
 export interface NodeView {
   name: string;
   providerID?: string;
@@ -86,7 +90,34 @@ export class NodeStore {
     }
   }
 
-  /** The Node whose providerID is this instance's (the kubelet chose the name). */
+  /**
+   * Registration's look-up, polled by every registering claim: the Node named as the
+   * instance's private DNS name (the name its kubelet registers under, and the only one
+   * autonode approves a client certificate for) read directly; else the Node list, shared
+   * by every claim of the cluster in this process for LISTING_REUSE_MS (a kubelet with
+   * another name, approved by someone else). Listing every Node for every poll of every
+   * claim was quadratic: 100 claims registering at once in `npm run scale` listed 100+
+   * Nodes each, every poll.
+   */
+  async findRegistered(providerID: string, expectedName: string): Promise<NodeView | undefined> {
+    const named = await this.get(expectedName);
+    if (named?.providerID === providerID) return named;
+    const now = Date.now();
+    let shared = nodeListings.get(this.kube.core);
+    if (shared === undefined || now - shared.at >= LISTING_REUSE_MS) {
+      const entry = { at: now, listing: this.kube.core.listNode().then((l) => l.items) };
+      nodeListings.set(this.kube.core, entry);
+      // a failed listing is not kept: the next poll lists again
+      entry.listing.catch(() => {
+        if (nodeListings.get(this.kube.core) === entry) nodeListings.delete(this.kube.core);
+      });
+      shared = entry;
+    }
+    const node = (await shared.listing).find((n) => n.spec?.providerID === providerID);
+    return node ? view(node) : undefined;
+  }
+
+  /** The Node whose providerID is this instance's (the kubelet chose the name), listed now. */
   async findByProviderId(providerID: string): Promise<NodeView | undefined> {
     const nodes = await this.kube.core.listNode();
     const node = nodes.items.find((n) => n.spec?.providerID === providerID);

@@ -114,7 +114,7 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
     async reviewRegistration(input: ClaimRef & { instance: LaunchedInstance; policy: CsrPolicyConfig }): Promise<{ registered: boolean; nodeName?: string; denied: string[]; blocker?: string }> {
       const { guest, claims, nodes, event } = await connect(input.cluster);
       const claim = await mustGet(claims, input.name);
-      const node = await nodes.findByProviderId(input.instance.providerId);
+      const node = await nodes.findRegistered(input.instance.providerId, input.instance.privateDnsName);
       const csrs = await deps.reviewNodeCsrs(input.cluster, {
         nodeName: input.instance.privateDnsName,
         instance: input.instance,
