@@ -62,6 +62,8 @@ function scaledRoom(room: Vec, size: Vec, out: Float64Array): void {
 /** One request vector's classes for this claim: they score alike, so one score per step. */
 interface Bucket {
   readonly group: RequestGroup;
+  /** 1: the claim's deferred classes (PackState.deferral), taken only when no tier-0 bucket fits. */
+  readonly tier: number;
   /** The group's requests as shares of the claim's target (scaledRequests). */
   readonly scaled: Float64Array;
   /** Classes before this index are used up for this claim. */
@@ -108,11 +110,19 @@ export function fillClaimMutating(claim: Claim, state: PackState, context: Solve
   const { pool, target } = claim;
   const room = subtract(target.allocatable, claim.used);
   const starts: { bucket: Bucket; order: number }[] = [];
-  for (const group of state.groupsByPool[pool.order] ?? []) {
-    if (!fitsIn(group.requests, room)) continue;
-    const bucket: Bucket = { group, scaled: scaledRequests(group, target.allocatable, target.index), next: 0 };
-    const first = firstUsable(bucket, claim, pool);
-    if (first !== undefined) starts.push({ bucket, order: first.order });
+  const deferred = state.deferral?.pool === pool.order ? state.deferral.classes : undefined;
+  for (const whole of state.groupsByPool[pool.order] ?? []) {
+    if (!fitsIn(whole.requests, room)) continue;
+    // (deferred classes split off into a bucket of their own: a copy of the group's list, the group's scaled cache shared)
+    const parts = deferred === undefined ? [whole] : [
+      { ...whole, queues: whole.queues.filter((q) => !deferred.has(q.podClass.id)) },
+      { ...whole, queues: whole.queues.filter((q) => deferred.has(q.podClass.id)) },
+    ];
+    parts.forEach((group, tier) => {
+      const bucket: Bucket = { group, tier, scaled: scaledRequests(group, target.allocatable, target.index), next: 0 };
+      const first = firstUsable(bucket, claim, pool);
+      if (first !== undefined) starts.push({ bucket, order: first.order });
+    });
   }
   const buckets = starts.sort((a, b) => a.order - b.order).map((s) => s.bucket);
   const shares = new Float64Array(room.length);
@@ -121,14 +131,17 @@ export function fillClaimMutating(claim: Claim, state: PackState, context: Solve
     let best: ClassQueue | undefined;
     let bestBucket: Bucket | undefined;
     let bestScore = -1;
+    let bestTier = Infinity;
     let kept = 0;
     for (const bucket of buckets) {
       if (!fitsIn(bucket.group.requests, room)) continue;
       const first = firstUsable(bucket, claim, pool);
       if (first === undefined) continue;
       buckets[kept++] = bucket;
+      if (bucket.tier > bestTier) continue;
       const score = alignment(bucket.scaled, shares);
-      if (score > bestScore) {
+      if (bucket.tier < bestTier || score > bestScore) {
+        bestTier = bucket.tier;
         bestScore = score;
         best = first;
         bestBucket = bucket;

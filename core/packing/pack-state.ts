@@ -50,6 +50,15 @@ export function remainingOf(queue: ClassQueue): number {
   return queue.pods.length - queue.head;
 }
 
+/**
+ * While a claim of `pool` is filled, its classes in `classes` (the pool's own openers,
+ * riders.ts) join only when no other waiting pod fits.
+ */
+export interface Deferral {
+  readonly pool: number;
+  readonly classes: ReadonlySet<number>;
+}
+
 export interface PackState {
   readonly queues: Map<number, ClassQueue>;
   /** Per pool: the queues of classes it can host, most valuable first (may hold exhausted ones: liveActive). */
@@ -71,6 +80,8 @@ export interface PackState {
   /** Type bitsets as strings, for ranking keys. */
   readonly maskKeys: WeakMap<Uint8Array, string>;
   waiting: number;
+  /** Set by the rider seeding (riders.ts) around the claim it opens. */
+  deferral: Deferral | undefined;
   /** Whether the LP guide planned any claims in this solve. */
   guided: boolean;
   /** Whether the first round's waiting pods suit the guide (guide.ts guidable). */

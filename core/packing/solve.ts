@@ -15,7 +15,8 @@ import { addToClaimMutating, canAddToClaim, finalizeClaimsMutating, restoreTarge
 import { topologyOf, type SolveContext } from './context';
 import { addToFixedMutating, canAddToFixed, domainOfFixed, existingNode, inFlightNode, type FixedNode } from './fixed-nodes';
 import { openForSeedMutating, shapeOf } from './fill';
-import { liveActive, remainingOf, type PackState, type RequestGroup } from './pack-state';
+import { liveActive, remainingOf, type ClassQueue, type PackState, type RequestGroup } from './pack-state';
+import { RiderSeeds } from './riders';
 import { solveFluid } from './fluid';
 import { addInto, Dims, subtract } from './dims';
 import type { PackingInput, PendingPod } from './input';
@@ -222,7 +223,7 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
   for (const podClass of classes.values()) assignValue(podClass);
   // (Every class, also ones from an earlier solve: their value is a function of the same prices.)
 
-  const state: PackState = { queues: new Map(), activeByPool: [], groupsByPool: [], claims: [], typeChoice: new Map(), hostCaps: new Map(), typeFacts: new Map(), shareValues: [], shapeIds: new Map(), maskKeys: new WeakMap(), waiting: 0, guided: false, guidable: false };
+  const state: PackState = { queues: new Map(), activeByPool: [], groupsByPool: [], claims: [], typeChoice: new Map(), hostCaps: new Map(), typeFacts: new Map(), shareValues: [], shapeIds: new Map(), maskKeys: new WeakMap(), waiting: 0, deferral: undefined, guided: false, guidable: false };
   const unschedulable = new Map<string, string>();
   let queue = initialQueue;
 
@@ -368,17 +369,30 @@ function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, 
       compactActive(state);
     }
   }
-  for (const item of waiting) {
-    if (placed.has(item.key) || failures.has(item.key)) continue;
-    const classQueue = state.queues.get(item.podClass.id);
-    if (classQueue === undefined || remainingOf(classQueue) <= 0 || classQueue.pods[classQueue.head] !== item.key) continue;
+  const seedMutating = (classQueue: ClassQueue): void => {
+    const pod = classQueue.pods[classQueue.head];
     const result = openForSeedMutating(classQueue, state, context, placed);
-    if (!result.ok) {
+    if (!result.ok && pod !== undefined) {
       // This pod fails here; its class-mates get their own attempt later.
       classQueue.head += 1;
       state.waiting -= 1;
-      failures.set(item.key, describeFailure(result.reasons, item.podClass, context));
+      failures.set(pod, describeFailure(result.reasons, classQueue.podClass, context));
     }
+  };
+  // Pods that must open a lighter pool's nodes seed first, so those nodes carry riders (riders.ts).
+  const riders = RiderSeeds.of(byValue, context);
+  for (const item of waiting) {
+    if (riders !== undefined) {
+      for (let rider = riders.next(); rider !== undefined; rider = riders.next()) {
+        state.deferral = rider.deferral;
+        seedMutating(rider.seed);
+        state.deferral = undefined;
+      }
+    }
+    if (placed.has(item.key) || failures.has(item.key)) continue;
+    const classQueue = state.queues.get(item.podClass.id);
+    if (classQueue === undefined || remainingOf(classQueue) <= 0 || classQueue.pods[classQueue.head] !== item.key) continue;
+    seedMutating(classQueue);
   }
   return failures;
 }
