@@ -1,7 +1,7 @@
 import { type V1Node, type V1Taint } from '@kubernetes/client-node';
 import { TERMINATION_FINALIZER } from '../../core/lifecycle';
 import { type KubeClients } from './clients';
-import { isNotFound } from './errors';
+import { isConflict, isNotFound } from './errors';
 import { type StoredNodeClaim } from './nodeclaims';
 
 export const UNREGISTERED_TAINT_KEY = 'karpenter.sh/unregistered';
@@ -32,6 +32,7 @@ const sameTaint = (a: V1Taint, b: { key: string; effect: string }) => a.key === 
 /** Per guest API client: the last Node listing and when it began, shared by registration polls. */
 const nodeListings = new WeakMap<object, { at: number; listing: Promise<V1Node[]> }>();
 const LISTING_REUSE_MS = 5_000;
+const SYNC_ATTEMPTS = 5;
 
 export interface NodeView {
   name: string;
@@ -131,6 +132,18 @@ export class NodeStore {
    * Read-modify-write with the resourceVersion: a conflict fails and is retried.
    */
   async syncRegistered(claim: StoredNodeClaim, nodeName: string): Promise<NodeView> {
+    // a kubelet updates its Node often while it comes up: a conflict is read again here
+    // rather than failing the whole registration review (seen looping in `npm run scale`)
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.syncRegisteredOnce(claim, nodeName);
+      } catch (err) {
+        if (!isConflict(err) || attempt >= SYNC_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  private async syncRegisteredOnce(claim: StoredNodeClaim, nodeName: string): Promise<NodeView> {
     const node = await this.kube.core.readNode({ name: nodeName });
     const metadata = node.metadata ?? {};
     const firstSync = metadata.labels?.[REGISTERED_LABEL] !== 'true';

@@ -32,3 +32,35 @@ describe('NodeStore.findRegistered', () => {
     expect(lists()).toBe(1);
   });
 });
+
+describe('NodeStore.syncRegistered', () => {
+  let guest: FakeGuest;
+  beforeEach(async () => {
+    guest = await startFakeGuest();
+  });
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    await guest.close();
+  });
+
+  it('a Node the kubelet updated between the read and the replace is read again and synced, not failed', async () => {
+    const path = '/api/v1/nodes/ip-10-0-0-1.ec2.internal';
+    const node = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'ip-10-0-0-1.ec2.internal', labels: { 'kubernetes.io/os': 'linux' } }, spec: { providerID: 'aws:///us-east-1a/i-1', taints: [{ key: 'karpenter.sh/unregistered', effect: 'NoExecute' }] } };
+    guest.put(path, node);
+    const core = guest.kube.core;
+    const read = core.readNode.bind(core);
+    // the first read is overtaken by a kubelet's own update (a new resourceVersion)
+    jest.spyOn(core, 'readNode').mockImplementationOnce(async (param) => {
+      const seen = await read(param);
+      guest.put(path, { ...node, metadata: { ...node.metadata, annotations: { 'kubelet.example/heartbeat': '1' } } });
+      return seen;
+    });
+    const claim = { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', metadata: { name: 'a-1', uid: 'uid-a-1', labels: { 'karpenter.sh/nodepool': 'a' } }, spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' }, requirements: [] } };
+    const synced = await new NodeStore(guest.kube).syncRegistered(claim as never, 'ip-10-0-0-1.ec2.internal');
+    expect(synced.taints).toEqual([]);
+    const stored = guest.get(path)!.metadata as { labels: Record<string, string>; annotations: Record<string, string> };
+    expect(stored.labels).toEqual(expect.objectContaining({ 'karpenter.sh/registered': 'true', 'karpenter.sh/nodepool': 'a' }));
+    // the kubelet's update is kept
+    expect(stored.annotations).toEqual({ 'kubelet.example/heartbeat': '1' });
+  });
+});
