@@ -118,8 +118,9 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
    */
   async function readPlanning(raw: ProvisionBatchInput, options: { provisionerMemory?: boolean } = {}) {
     const parsed = ProvisionBatchInputSchema.parse(raw);
-    heartbeat('read');
+    heartbeat('read: held offerings');
     const input = options.provisionerMemory ? { ...parsed, unavailable: mergeHeld(parsed.unavailable, await provisionerMemory(deps.temporal, parsed.cluster.name, now())) } : parsed;
+    heartbeat('read: cluster');
     const { guest, cloud } = await deps.resolve(input.cluster);
     const event = createEventRecorder(guest.core);
     // the state gauges see the cluster as listed, before any view changes it (summarised only with metrics)
