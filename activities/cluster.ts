@@ -51,7 +51,7 @@ function cached(build: (cluster: ClusterRef) => Promise<ClusterConnections>): Cl
  */
 async function cloudFor(cluster: ClusterRef, guest: KubeClients, options: ResolverOptions): Promise<CloudProvider> {
   const ref = { name: cluster.name, region: cluster.region, ...(cluster.credentialsRef ? { credentialsRef: cluster.credentialsRef } : {}) };
-  const version = await guest.config.makeApiClient(VersionApi).getCode();
+  const version = await guest.make(VersionApi).getCode();
   const minor = version.minor.replace(/[^0-9]/g, '');
   return createEc2CloudProvider({
     ec2: options.ec2ClientFor(ref),

@@ -162,7 +162,7 @@ export async function readRound(
   memory: PodEventMemory,
   batchMaxMs: number,
 ): Promise<{ input: RoundInput; memory: PodEventMemory; nodes: number; classesKey: string; drifts: DriftSeen[]; toStamp: HashToStamp[]; leftoverTaints: { nodeClaim: string; node: string }[]; snapshot: ClusterSnapshot }> {
-  const policy = guest.config.makeApiClient(PolicyV1Api);
+  const policy = guest.make(PolicyV1Api);
   const [claimsRaw, nodes, pods, pdbs, poolsRaw, classesRaw] = await Promise.all([
     guest.customObjects.listClusterCustomObject(nodeClaimsApi),
     guest.core.listNode(),

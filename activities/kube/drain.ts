@@ -100,7 +100,7 @@ export async function drainPass(kube: KubeClients, nodeName: string, options: { 
 
 /** VolumeAttachments still naming this node: the instance may not go before they detach. */
 export async function attachedVolumes(kube: KubeClients, nodeName: string): Promise<string[]> {
-  const storage = kube.config.makeApiClient(StorageV1Api);
+  const storage = kube.make(StorageV1Api);
   const attachments = await storage.listVolumeAttachment();
   return attachments.items
     .filter((a) => a.spec.nodeName === nodeName)

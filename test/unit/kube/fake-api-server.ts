@@ -26,6 +26,8 @@ export const apiStatus = (code: number, reason: string, message = reason): ApiRe
 
 export interface FakeApiServer {
   kube: KubeClients;
+  /** TCP connections the clients opened so far */
+  connections(): number;
   close(): Promise<void>;
 }
 
@@ -40,6 +42,8 @@ export async function startFakeApiServer(handle: (request: ApiRequest) => ApiRep
       res.end(JSON.stringify(reply.body));
     });
   });
+  let connections = 0;
+  server.on('connection', () => void connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const config = new KubeConfig();
@@ -51,6 +55,12 @@ export async function startFakeApiServer(handle: (request: ApiRequest) => ApiRep
   });
   return {
     kube: kubeClientsFromConfig(config),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    connections: () => connections,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // the clients keep their connections open (clients.ts): close them rather than wait them out
+        server.closeAllConnections();
+      }),
   };
 }

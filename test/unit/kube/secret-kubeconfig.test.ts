@@ -23,7 +23,16 @@ async function aGuest(valid: Set<string>) {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, seen, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url,
+    seen,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // the clients keep connections open (activities/kube/clients.ts)
+        server.closeAllConnections();
+      }),
+  };
 }
 
 function kubeconfigText(server: string, token: string): string {
