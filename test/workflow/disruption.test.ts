@@ -256,7 +256,7 @@ it('the cloud pass runs at the start and then every cloudFactsInterval, not in e
   expect(passes.length).toBeGreaterThanOrEqual(2);
   expect(passes.length).toBeLessThan(rounds.length / 4);
   expect(passes[0]!).toBeLessThanOrEqual(rounds[0]!.at);
-  expect(passes[1]! - passes[0]!).toBeGreaterThanOrEqual(10_000);
+  expect(passes[1]! - passes[0]!).toBeGreaterThanOrEqual(9_000);
   await handle.terminate('test over');
 });
 
@@ -268,7 +268,8 @@ it('a cloud pass that fails every attempt leaves the rounds going and is tried a
   expect(failing.lastCloudFacts).toBeUndefined();
   // (the failure is non-retryable: one attempt a pass) the next pass a minute after the first
   const tries = cloudPasses.get('cloudless')!;
-  expect(tries[1]! - tries[0]!).toBeGreaterThanOrEqual(60_000);
+  // (each try's time is read by the activity as it runs, a few ms after it was scheduled)
+  expect(tries[1]! - tries[0]!).toBeGreaterThanOrEqual(59_000);
   expect(tries[1]! - tries[0]!).toBeLessThan(600_000);
   await handle.terminate('test over');
 }, 180_000);
