@@ -14,6 +14,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { parseJsonWith } from '../../core/json';
 import { type CloudLogger } from './ports';
 import { type Snapshot } from './refreshing-value';
 
@@ -55,13 +56,13 @@ export function createFileCatalogStore(dir: string, logger: CloudLogger): Catalo
             if ((error as NodeJS.ErrnoException).code !== 'ENOENT') logger.warn({ path, error: String(error) }, `the stored ${key.source} could not be read; reading EC2`);
             return undefined;
           }
-          const parsed = FileSchema.safeParse(safeJson(text));
-          const value = parsed.success ? rows.safeParse(parsed.data.rows) : undefined;
-          if (!parsed.success || !value?.success) {
+          const file = parseJsonWith(FileSchema, text);
+          const value = file ? rows.safeParse(file.rows) : undefined;
+          if (!file || !value?.success) {
             logger.warn({ path }, `the stored ${key.source} is not a catalog this version reads; reading EC2`);
             return undefined;
           }
-          return { value: value.data, loadedAt: parsed.data.loadedAt };
+          return { value: value.data, loadedAt: file.loadedAt };
         },
         async write(snapshot) {
           try {
@@ -78,12 +79,4 @@ export function createFileCatalogStore(dir: string, logger: CloudLogger): Catalo
       };
     },
   };
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
 }

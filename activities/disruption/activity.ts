@@ -1,5 +1,4 @@
 import { beating, heartbeatStage } from '../heartbeat';
-import { PolicyV1Api, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { normaliseDocument } from '../../core/api/normalise';
 import { type EC2NodeClass } from '../../core/api/ec2nodeclass';
@@ -36,7 +35,7 @@ import { NodeClaimStore } from '../kube/nodeclaims';
 import { recordNodeClassResolution } from '../kube/nodeclasses';
 import { NodeClassInputSchema } from '../cloud';
 import { ResolutionCache } from '../cloud/resolution-cache';
-import { type LabelSelector } from '../../core/packing/input';
+import { parseList, RoundNodeSchema, RoundPdbSchema, RoundPodSchema, type RoundPdb, type RoundPod } from './round-objects';
 import { selectorMatches } from '../../core/packing/selectors';
 import { type ClusterResolver } from '../cluster';
 import { type KubeClients } from '../kube/clients';
@@ -86,13 +85,13 @@ const ListSchema = z.object({ items: z.array(z.unknown()) });
 const nodeClaimsApi = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' } as const;
 const conditionTrue = (claim: StoredNodeClaim, type: string) => claim.status?.conditions?.find((c) => c.type === type && c.status === 'True');
 
-function candidatePod(pod: V1Pod, pdbs: readonly V1PodDisruptionBudget[]): CandidatePod {
-  const meta = pod.metadata ?? {};
+function candidatePod(pod: RoundPod, pdbs: readonly RoundPdb[]): CandidatePod {
+  const meta = pod.metadata;
   const labels = meta.labels ?? {};
   const terminal = pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
   const daemon = (meta.ownerReferences ?? []).some((o) => o.kind === 'DaemonSet');
   const mirror = meta.annotations?.['kubernetes.io/config.mirror'] !== undefined;
-  const matching = pdbs.filter((p) => p.metadata?.namespace === meta.namespace && selectorMatches(p.spec?.selector as LabelSelector | undefined, labels));
+  const matching = pdbs.filter((p) => p.metadata?.namespace === meta.namespace && selectorMatches(p.spec?.selector, labels));
   const blocking = matching.length > 1 ? `${matching.length} PodDisruptionBudgets (more than one always blocks)` : matching[0] !== undefined && (matching[0].status?.disruptionsAllowed ?? 0) < 1 ? `PodDisruptionBudget ${meta.namespace}/${matching[0].metadata?.name}` : undefined;
   const cost = Number(meta.annotations?.['controller.kubernetes.io/pod-deletion-cost']);
   return {
@@ -162,24 +161,24 @@ export async function readRound(
   memory: PodEventMemory,
   batchMaxMs: number,
 ): Promise<{ input: RoundInput; memory: PodEventMemory; nodes: number; classesKey: string; drifts: DriftSeen[]; toStamp: HashToStamp[]; leftoverTaints: { nodeClaim: string; node: string }[]; snapshot: ClusterSnapshot }> {
-  const policy = guest.make(PolicyV1Api);
-  const [claimsRaw, nodes, pods, pdbs, poolsRaw, classesRaw] = await Promise.all([
+  const [claimsRaw, nodesRaw, podsRaw, pdbsRaw, poolsRaw, classesRaw] = await Promise.all([
     guest.customObjects.listClusterCustomObject(nodeClaimsApi),
-    guest.core.listNode(),
-    guest.core.listPodForAllNamespaces(),
-    policy.listPodDisruptionBudgetForAllNamespaces(),
+    guest.getJson('/api/v1/nodes'),
+    guest.getJson('/api/v1/pods'),
+    guest.getJson('/apis/policy/v1/poddisruptionbudgets'),
     guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools' }),
     guest.customObjects.listClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' }),
   ]);
   // each node class's hash, and what it resolves to now (its status, written when it is resolved)
-  const classFacts = new Map(ListSchema.parse(classesRaw).items.flatMap((raw) => {
+  const classItems = ListSchema.parse(classesRaw).items;
+  const classFacts = new Map(classItems.flatMap((raw) => {
     const facts = nodeClassFacts(raw);
     return facts ? [facts] : [];
   }));
   // a class created or edited (its generation moves) resolves to other things: the cloud pass is due now
   const classesKey = fnv1a64(
-    ListSchema.parse(classesRaw)
-      .items.map((raw) => {
+    classItems
+      .map((raw) => {
         const meta = ClassGenerationSchema.safeParse(raw);
         return meta.success ? `${meta.data.metadata.name}@${meta.data.metadata.generation ?? 0}` : '';
       })
@@ -187,11 +186,17 @@ export async function readRound(
       .join(','),
   ).toString(36);
   const claims = ListSchema.parse(claimsRaw).items.map((c) => StoredNodeClaimSchema.parse(c));
-  const nodeByName = new Map(nodes.items.map((n) => [n.metadata?.name ?? '', n]));
-  const podsByNode = new Map<string, V1Pod[]>();
+  const nodes = parseList(RoundNodeSchema, nodesRaw, 'Node');
+  const pods = parseList(RoundPodSchema, podsRaw, 'Pod');
+  const pdbs = parseList(RoundPdbSchema, pdbsRaw, 'PodDisruptionBudget');
+  const nodeByName = new Map(nodes.items.map((n) => [n.metadata.name, n]));
+  const podsByNode = new Map<string, RoundPod[]>();
   for (const pod of pods.items) {
     const node = pod.spec?.nodeName;
-    if (node) podsByNode.set(node, [...(podsByNode.get(node) ?? []), pod]);
+    if (!node) continue;
+    const onNode = podsByNode.get(node);
+    if (onNode) onNode.push(pod);
+    else podsByNode.set(node, [pod]);
   }
   const pools = new Map<string, RoundPool>();
   const templates = new Map<string, { hash: string; hashVersion: string; requirements: Requirements }>();
@@ -294,7 +299,7 @@ export async function readRound(
       pods: onNode.map((p) => candidatePod(p, pdbs.items)),
     });
   }
-  return { input: { now: t, nodes: candidates, pools }, memory: nextMemory, nodes: candidates.length, classesKey, drifts, toStamp, leftoverTaints, snapshot: summariseCluster({ nodes: nodes.items, pods: pods.items }) };
+  return { input: { now: t, nodes: candidates, pools }, memory: nextMemory, nodes: candidates.length, classesKey, drifts, toStamp, leftoverTaints, snapshot: summariseCluster({ nodes: nodes.raw, pods: pods.raw }) };
 }
 
 /** What one cloud pass found and wrote (the disruption workflow's status shows the last). */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import {
+  ApiException,
   CertificatesV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -9,6 +10,7 @@ import {
   KubernetesObjectApi,
   ServerConfiguration,
   Watch,
+  HttpMethod,
   createConfiguration,
   type Configuration,
   type Middleware,
@@ -37,6 +39,14 @@ export interface KubeClients {
   watch: Watch;
   /** Any other generated API group (PolicyV1Api, StorageV1Api, …) on the same configuration: the deadline, the kept connections. */
   make<T>(api: new (configuration: Configuration) => T): T;
+  /**
+   * GET `path` (e.g. `/api/v1/pods`), the JSON as the API server sent it, on the same
+   * configuration. For large lists read as plain data: the typed clients turn every pod
+   * into class instances with Dates (measured: 2,000 pods, 3 MB, took 0.2–1.2 s to
+   * deserialize and 0.4–0.7 s more to turn back into plain JSON, against 0.08–0.3 s to
+   * parse). A status outside 2xx throws ApiException with its code, as the typed clients do.
+   */
+  getJson(path: string, query?: Readonly<Record<string, string>>): Promise<unknown>;
 }
 
 /**
@@ -105,6 +115,19 @@ export function kubeClientsFromConfig(config: KubeConfig, o: { requestTimeoutMs?
     ],
   });
   const objects = ObjectApi.withDefaultNamespace(configuration, config);
+  // the generated clients' request, minus the model: the same auth, middleware (deadline, kept connections) and error
+  const getJson = async (path: string, query: Readonly<Record<string, string>> = {}): Promise<unknown> => {
+    let context = configuration.baseServer.makeRequestContext(path, HttpMethod.GET);
+    context.setHeaderParam('Accept', 'application/json');
+    for (const [name, value] of Object.entries(query)) context.setQueryParam(name, value);
+    await configuration.authMethods.default?.applySecurityAuthentication(context);
+    for (const middleware of configuration.middleware) context = await middleware.pre(context).toPromise();
+    let response = await configuration.httpApi.send(context).toPromise();
+    for (const middleware of [...configuration.middleware].reverse()) response = await middleware.post(response).toPromise();
+    const text = await response.body.text();
+    if (response.httpStatusCode < 200 || response.httpStatusCode > 299) throw new ApiException(response.httpStatusCode, `GET ${path}: HTTP ${response.httpStatusCode}`, text, response.headers);
+    return JSON.parse(text) as unknown;
+  };
   return {
     server: cluster.server,
     config,
@@ -114,6 +137,7 @@ export function kubeClientsFromConfig(config: KubeConfig, o: { requestTimeoutMs?
     objects,
     watch: new Watch(config),
     make: (api) => new api(configuration),
+    getJson,
   };
 }
 

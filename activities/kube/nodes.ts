@@ -98,11 +98,18 @@ export class NodeStore {
    * by every claim of the cluster in this process for LISTING_REUSE_MS (a kubelet with
    * another name, approved by someone else). Listing every Node for every poll of every
    * claim was quadratic: 100 claims registering at once in `npm run scale` listed 100+
-   * Nodes each, every poll.
+   * Nodes each, every poll. Gives the Node registered for `providerID`, and the one named
+   * `expectedName` as read (the same Node, another machine's, or none).
    */
-  async findRegistered(providerID: string, expectedName: string): Promise<NodeView | undefined> {
+  async findRegistered(providerID: string, expectedName: string): Promise<{ node?: NodeView; named?: NodeView }> {
     const named = await this.get(expectedName);
-    if (named?.providerID === providerID) return named;
+    if (named?.providerID === providerID) return { node: named, named };
+    const found = await this.findListed(providerID);
+    // `named`, the Node under the expected name if any: when it is another machine's, it blocks this one (nodeclaim/kube.ts)
+    return { ...(found ? { node: found } : {}), ...(named ? { named } : {}) };
+  }
+
+  private async findListed(providerID: string): Promise<NodeView | undefined> {
     const now = Date.now();
     let shared = nodeListings.get(this.kube.core);
     if (shared === undefined || now - shared.at >= LISTING_REUSE_MS) {

@@ -5,7 +5,7 @@ import { attachedVolumes, drainPass } from '../kube/drain';
 import { createEventRecorder } from '../kube/events';
 import { NodeClaimStore, type StoredNodeClaim } from '../kube/nodeclaims';
 import { nominatePlannedPods } from '../kube/nominations';
-import { DISRUPTED_TAINT, INITIALIZED_LABEL, NODEPOOL_LABEL, NodeStore, REGISTERED_LABEL } from '../kube/nodes';
+import { DISRUPTED_TAINT, INITIALIZED_LABEL, NODEPOOL_LABEL, NodeStore, REGISTERED_LABEL, type NodeView } from '../kube/nodes';
 import { activityLog } from '../log';
 import { type AutonodeMetrics } from '../metrics';
 
@@ -114,7 +114,7 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
     async reviewRegistration(input: ClaimRef & { instance: LaunchedInstance; policy: CsrPolicyConfig }): Promise<{ registered: boolean; nodeName?: string; denied: string[]; blocker?: string }> {
       const { guest, claims, nodes, event } = await connect(input.cluster);
       const claim = await mustGet(claims, input.name);
-      const node = await nodes.findRegistered(input.instance.providerId, input.instance.privateDnsName);
+      const { node, named } = await nodes.findRegistered(input.instance.providerId, input.instance.privateDnsName);
       const csrs = await deps.reviewNodeCsrs(input.cluster, {
         nodeName: input.instance.privateDnsName,
         instance: input.instance,
@@ -124,7 +124,7 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
       });
       const denied = csrs.denied.map((d) => `${d.name} (${d.check})`);
       if (!node) {
-        const blocker = await nameTakenBy(nodes, input.instance);
+        const blocker = nameTakenBy(named, input.instance);
         if (blocker) await event({ involvedObject: nodeClaimRef(claim), type: 'Warning', reason: 'NodeNameTaken', message: blocker });
         return { registered: false, denied, ...(blocker ? { blocker } : {}) };
       }
@@ -262,8 +262,7 @@ export type NodeClaimKubeActivities = ReturnType<typeof createNodeClaimKubeActiv
  * this instance from ever showing up under its providerID: say so, rather than let the
  * registration time out in silence.
  */
-async function nameTakenBy(nodes: NodeStore, instance: LaunchedInstance): Promise<string | undefined> {
-  const named = await nodes.get(instance.privateDnsName);
+function nameTakenBy(named: NodeView | undefined, instance: LaunchedInstance): string | undefined {
   // without a providerID yet it may well be this instance's (a cloud controller sets it later)
   if (!named?.providerID || named.providerID === instance.providerId) return undefined;
   return (

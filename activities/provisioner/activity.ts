@@ -3,6 +3,7 @@ import { asyncLocalStorage } from '@temporalio/activity';
 import { type Client } from '@temporalio/client';
 import pLimit from 'p-limit';
 import { z } from 'zod';
+import { parseJsonWith } from '../../core/json';
 import type { CatalogResult } from '../../core/instancetypes';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { type Condition } from '../../core/api';
@@ -354,17 +355,11 @@ const ListSchema = z.object({ items: z.array(z.unknown()) });
 
 /** 400/403/404/422 on create: the object as planned will never be accepted, however often it is sent. */
 const isRefusal = (err: unknown): boolean => [400, 403, 404, 422].includes(apiStatus(err) ?? 0);
+const ApiStatusMessageSchema = z.object({ message: z.string() });
 const apiMessage = (err: unknown): string => {
   const body = typeof err === 'object' && err !== null && 'body' in err ? err.body : undefined;
-  const parsed = z.object({ message: z.string() }).safeParse(typeof body === 'string' ? safeJson(body) : body);
-  return parsed.success ? parsed.data.message : err instanceof Error ? err.message : String(err);
-};
-const safeJson = (text: string): unknown => {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
+  const status = typeof body === 'string' ? parseJsonWith(ApiStatusMessageSchema, body) : ApiStatusMessageSchema.safeParse(body).data;
+  return status?.message ?? (err instanceof Error ? err.message : String(err));
 };
 
 function podEvent(sink: EventSink, pod: string, type: 'Normal' | 'Warning', reason: string, message: string): void {

@@ -23,29 +23,27 @@ export interface World {
 
 const ListSchema = z.object({ items: z.array(z.unknown()) });
 
-/** Typed client models carry Dates and class instances: through JSON they become what the API server sent. */
-const plain = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
-
 const withKind = (apiVersion: string, kind: string) => (item: unknown) => (typeof item === 'object' && item !== null ? { apiVersion, kind, ...item } : item);
 
 /** `onListed` sees every node and pod as listed (the metrics' cluster snapshot), before the world keeps only what a batch plans with. */
 export async function readWorld(guest: KubeClients, options: { onListed?: (lists: { nodes: readonly unknown[]; pods: readonly unknown[] }) => void } = {}): Promise<World> {
   const custom = (group: string, plural: string) => guest.customObjects.listClusterCustomObject({ group, version: 'v1', plural });
+  // pods, nodes and daemon sets as plain JSON (clients.ts getJson): the core parses what it reads of them
   const [pods, nodes, daemonSets, claims, pools, classes] = await Promise.all([
-    guest.core.listPodForAllNamespaces(),
-    guest.core.listNode(),
-    guest.objects.list('apps/v1', 'DaemonSet'),
+    guest.getJson('/api/v1/pods'),
+    guest.getJson('/api/v1/nodes'),
+    guest.getJson('/apis/apps/v1/daemonsets'),
     custom('karpenter.sh', 'nodeclaims'),
     custom('karpenter.sh', 'nodepools'),
     custom('karpenter.k8s.aws', 'ec2nodeclasses'),
   ]);
-  const podObjects = ListSchema.parse(plain(pods)).items.map(withKind('v1', 'Pod'));
-  const nodeObjects = ListSchema.parse(plain(nodes)).items.map(withKind('v1', 'Node'));
+  const podObjects = ListSchema.parse(pods).items.map(withKind('v1', 'Pod'));
+  const nodeObjects = ListSchema.parse(nodes).items.map(withKind('v1', 'Node'));
   options.onListed?.({ nodes: nodeObjects, pods: podObjects });
   return worldFrom({
     pods: podObjects,
     nodes: nodeObjects,
-    daemonSets: ListSchema.parse(plain(daemonSets)).items.map(withKind('apps/v1', 'DaemonSet')),
+    daemonSets: ListSchema.parse(daemonSets).items.map(withKind('apps/v1', 'DaemonSet')),
     nodeClaims: ListSchema.parse(claims).items.map((c) => StoredNodeClaimSchema.parse(c)),
     nodePools: ListSchema.parse(pools).items,
     nodeClasses: ListSchema.parse(classes).items,

@@ -1,4 +1,5 @@
 import { kubeletSchema } from './kubelet';
+import { parseJsonWith } from '../json';
 import { type ConversionWarning } from './issues';
 import { KUBELET_COMPATIBILITY_ANNOTATION } from './from-wire';
 import { type EC2NodeClass } from './ec2nodeclass';
@@ -9,15 +10,7 @@ import { type KarpenterObject } from './result';
 // NodePool keeps upstream's compatibility annotation and a warning says what to do.
 
 function kubeletFromAnnotation(value: string | undefined) {
-  if (value === undefined) return undefined;
-  let json: unknown;
-  try {
-    json = JSON.parse(value);
-  } catch {
-    return undefined;
-  }
-  const parsed = kubeletSchema.safeParse(json);
-  return parsed.success ? parsed.data : undefined;
+  return parseJsonWith(kubeletSchema, value);
 }
 
 /**

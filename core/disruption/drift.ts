@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseJsonWith } from '../json';
 import { AMI_FAMILIES, type EC2NodeClass } from '../api/ec2nodeclass';
 import { compatible, requirementsFromLabels, type Requirements } from '../scheduling/requirements';
 import { canonicalJson, fnv1a64, NODEPOOL_HASH_ANNOTATION, NODEPOOL_HASH_VERSION_ANNOTATION } from '../provisioning/nodeclaims';
@@ -55,16 +56,9 @@ const InstanceNetworkSchema = z.object({ subnet: z.string().min(1).optional(), s
 
 /** The annotation read back; anything else (absent, edited into nonsense) is "not known". */
 export function parseInstanceNetwork(value: string | undefined): InstanceNetwork | undefined {
-  if (value === undefined) return undefined;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(value);
-  } catch {
-    return undefined;
-  }
-  const parsed = InstanceNetworkSchema.safeParse(raw);
-  if (!parsed.success) return undefined;
-  return { ...(parsed.data.subnet !== undefined ? { subnetId: parsed.data.subnet } : {}), ...(parsed.data.securityGroups !== undefined ? { securityGroupIds: parsed.data.securityGroups } : {}) };
+  const parsed = parseJsonWith(InstanceNetworkSchema, value);
+  if (parsed === undefined) return undefined;
+  return { ...(parsed.subnet !== undefined ? { subnetId: parsed.subnet } : {}), ...(parsed.securityGroups !== undefined ? { securityGroupIds: parsed.securityGroups } : {}) };
 }
 
 /** Reasons only the instance's own facts can tell: without them a round neither sets nor clears them. */

@@ -38,6 +38,12 @@ import type { Pool } from './pools';
 export class RiderSeeds {
   private readonly limitedPools: readonly Pool[];
   private epoch = NaN;
+  /**
+   * The epoch in which `next()` last found no rider pool. Queues only shrink within a round,
+   * so none stays none until a limited pool's headroom moves (a new epoch): the per-pod
+   * rescan of pools × classes is skipped meanwhile.
+   */
+  private noneAt = NaN;
   /** By class id: its opening pool's order (-1: none) for the current epoch. */
   private readonly openers = new Map<number, number>();
 
@@ -63,14 +69,17 @@ export class RiderSeeds {
    */
   next(): { readonly seed: ClassQueue; readonly deferral: Deferral } | undefined {
     this.refresh();
+    if (this.noneAt === this.epoch) return undefined;
     const live = this.queues.filter((queue) => remainingOf(queue) > 0);
     const riderPools = new Set<number>();
     for (const pool of this.context.pools) {
       if (live.some((queue) => admits(pool, queue) && this.openerOf(queue) < pool.order && this.openerOf(queue) >= 0)) riderPools.add(pool.order);
     }
-    if (riderPools.size === 0) return undefined;
     const seed = live.find((queue) => riderPools.has(this.openerOf(queue)));
-    if (seed === undefined) return undefined;
+    if (seed === undefined) {
+      this.noneAt = this.epoch;
+      return undefined;
+    }
     const pool = this.openerOf(seed);
     return { seed, deferral: { pool, classes: new Set(live.filter((queue) => this.openerOf(queue) === pool).map((queue) => queue.podClass.id)) } };
   }

@@ -82,6 +82,7 @@ interface Options {
   cache: number | undefined;
   workerHeapMb: number | undefined;
   workerSettings: 'shipped' | 'defaults';
+  workerCpuProf: string | undefined;
 }
 
 function parseOptions(argv: readonly string[]): Options {
@@ -114,6 +115,7 @@ function parseOptions(argv: readonly string[]): Options {
     .option('--settle <s>', 'consolidated = the node count unchanged this long, nothing deleting', int, 90)
     .option('--cache <n>', 'AUTONODE_MAX_CACHED_WORKFLOWS of each worker', int)
     .option('--worker-heap-mb <n>', "each worker's --max-old-space-size", int)
+    .option('--worker-cpu-prof <dir>', 'write a V8 CPU profile of each worker incarnation that lives to the end (SIGTERM) into <dir>; pair with --no-kill: a SIGKILLed incarnation writes none')
     .option('--worker-settings <kind>', "shipped: the compiled build (npm run build) with k8s/worker/worker.yaml's heap, cache and resync (overridden by --cache / --worker-heap-mb); defaults: the source through tsx with Node's and autonode's defaults", 'shipped')
     .exitOverride()
     .parse([...argv], { from: 'node' })
@@ -121,7 +123,7 @@ function parseOptions(argv: readonly string[]): Options {
   if (o.server !== 'dev' && o.server !== 'production') throw new Error(`--server: dev or production, got ${o.server}`);
   if (o.workerSettings !== 'shipped' && o.workerSettings !== 'defaults') throw new Error(`--worker-settings: shipped or defaults, got ${String(o.workerSettings)}`);
   if (o.workers < 1 || o.clusters < 1) throw new Error('--workers and --clusters must be at least 1');
-  return { ...o, server: o.server, killEvery: o.kill ? o.killEvery : 0, report: resolve(o.report) };
+  return { ...o, server: o.server, killEvery: o.kill ? o.killEvery : 0, report: resolve(o.report), workerCpuProf: o.workerCpuProf === undefined ? undefined : resolve(o.workerCpuProf) };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -380,6 +382,16 @@ async function main(): Promise<void> {
   const buildDir = join(projectRoot(), '.autonode', `scale-build-${process.pid}`);
   const stopAll = async () => {
     stopping = true;
+    if (o.workerCpuProf !== undefined) {
+      // a profile is written at a clean exit: SIGTERM (the worker drains and exits), SIGKILL after 30 s
+      const live = slots.flatMap((s) => (s.child && !hasExited(s.child) ? [s.child] : []));
+      await Promise.all(live.map((child) => new Promise<void>((done) => {
+        const late = setTimeout(done, 30_000);
+        child.once('exit', () => (clearTimeout(late), done()));
+        child.kill('SIGTERM');
+      })));
+      say(`worker CPU profiles: ${o.workerCpuProf}`);
+    }
     for (const s of slots) if (s.child && !hasExited(s.child)) s.child.kill('SIGKILL');
     for (const e of extras) await e.stop().catch((err: unknown) => say(`stopping ${e.name}: ${errorText(err)}`));
     await proxy?.close().catch(() => undefined);
@@ -471,6 +483,7 @@ async function main(): Promise<void> {
           AUTONODE_CATALOG_CACHE_DIR: join(info.dir, 'catalog-cache', `w${slot.index}`),
           ...workflowBundle,
           ...(o.cache !== undefined ? { AUTONODE_MAX_CACHED_WORKFLOWS: String(o.cache) } : {}),
+          ...(o.workerCpuProf !== undefined ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${join(o.workerCpuProf, `worker-${slot.index}-${slot.incarnation}`)}` } : {}),
         },
       });
     };

@@ -16,7 +16,7 @@ describe('NodeStore.findRegistered', () => {
   it('a Node under the expected name with the instance’s providerID is read directly, no list', async () => {
     guest.put('/api/v1/nodes/ip-10-0-0-1.ec2.internal', node('ip-10-0-0-1.ec2.internal', 'aws:///us-east-1a/i-1'));
     const found = await new NodeStore(guest.kube).findRegistered('aws:///us-east-1a/i-1', 'ip-10-0-0-1.ec2.internal');
-    expect(found?.name).toBe('ip-10-0-0-1.ec2.internal');
+    expect(found.node?.name).toBe('ip-10-0-0-1.ec2.internal');
     expect(lists()).toBe(0);
   });
 
@@ -24,12 +24,19 @@ describe('NodeStore.findRegistered', () => {
     guest.put('/api/v1/nodes/custom-name', node('custom-name', 'aws:///us-east-1a/i-2'));
     const stores = [new NodeStore(guest.kube), new NodeStore(guest.kube), new NodeStore(guest.kube)];
     const found = await Promise.all(stores.map((s, i) => s.findRegistered(i === 0 ? 'aws:///us-east-1a/i-2' : `aws:///us-east-1a/i-${9 + i}`, `ip-10-0-0-${9 + i}.ec2.internal`)));
-    expect(found.map((f) => f?.name)).toEqual(['custom-name', undefined, undefined]);
+    expect(found.map((f) => f.node?.name)).toEqual(['custom-name', undefined, undefined]);
     expect(lists()).toBe(1);
     // a Node under its expected name is still seen at once, whatever the shared list says
     guest.put('/api/v1/nodes/ip-10-0-0-10.ec2.internal', node('ip-10-0-0-10.ec2.internal', 'aws:///us-east-1a/i-10'));
-    expect((await stores[1]!.findRegistered('aws:///us-east-1a/i-10', 'ip-10-0-0-10.ec2.internal'))?.name).toBe('ip-10-0-0-10.ec2.internal');
+    expect((await stores[1]!.findRegistered('aws:///us-east-1a/i-10', 'ip-10-0-0-10.ec2.internal')).node?.name).toBe('ip-10-0-0-10.ec2.internal');
     expect(lists()).toBe(1);
+  });
+
+  it('a Node under the expected name that is another machine’s is given back as `named`, not as registered', async () => {
+    guest.put('/api/v1/nodes/ip-10-0-0-3.ec2.internal', node('ip-10-0-0-3.ec2.internal', 'aws:///us-east-1a/i-old'));
+    const found = await new NodeStore(guest.kube).findRegistered('aws:///us-east-1a/i-3', 'ip-10-0-0-3.ec2.internal');
+    expect(found.node).toBeUndefined();
+    expect(found.named?.providerID).toBe('aws:///us-east-1a/i-old');
   });
 });
 
