@@ -36,7 +36,8 @@ import { InstanceTypesUnavailableError, InvalidRequestError, type InstanceTypeSo
 import { readInstanceTypeOfferings, readInstanceTypes, readSpotPriceHistory, type Ec2Reader } from './instance-type-reads';
 import { createOnDemandPriceSource, type OnDemandPriceSource, type PricingApi } from './on-demand-prices';
 import { type Clock, type CloudLogger, type Ec2Api, silentLogger, systemClock } from './ports';
-import { createRefreshingValue, type RefreshingValue } from './refreshing-value';
+import { createRefreshingValue, type RefreshingValue, type Snapshot } from './refreshing-value';
+import { canonicalJson } from '../../core/provisioning/nodeclaims';
 import { defaultRetryPolicy, type RetryDeps } from './retry';
 
 export interface RefreshIntervals {
@@ -150,9 +151,10 @@ export function createInstanceTypeProvider(deps: InstanceTypeProviderDeps): Inst
     ),
   };
 
-  const read = async <T>(source: InstanceTypeSource, value: RefreshingValue<T>): Promise<T> => {
+  const builds = new Map<string, { infos: unknown; offerings: unknown; spotPrices: unknown; onDemand: unknown; builtAt: number; instanceTypes: readonly InstanceType[] }>();
+  const snapshotOf = async <T>(source: InstanceTypeSource, value: RefreshingValue<T>): Promise<Snapshot<T>> => {
     try {
-      return (await value.get()).value;
+      return await value.get();
     } catch (error) {
       throw new InstanceTypesUnavailableError(
         deps.region,
@@ -171,35 +173,66 @@ export function createInstanceTypeProvider(deps: InstanceTypeProviderDeps): Inst
       }
       // Started together: a failure of one read still lets the others fill their caches.
       const [infos, offeringsByType, spotByType] = await Promise.all([
-        read('DescribeInstanceTypes', sources.instanceTypes),
-        read('DescribeInstanceTypeOfferings', sources.offerings),
-        read('DescribeSpotPriceHistory', sources.spotPrices),
+        snapshotOf('DescribeInstanceTypes', sources.instanceTypes),
+        snapshotOf('DescribeInstanceTypeOfferings', sources.offerings),
+        snapshotOf('DescribeSpotPriceHistory', sources.spotPrices),
       ]);
       const { unavailable, ...options } = parsed.data;
-      const unavailableOfferings = new Set((unavailable ?? []).map((o) => offeringKey(o.capacityType, o.instanceType, o.zone)));
       const now = clock.now().getTime();
       const onDemand = prices.current().prices;
+      const key = canonicalJson(options);
+      const entry = builds.get(key);
+      const fresh = entry !== undefined && entry.infos === infos && entry.offerings === offeringsByType && entry.spotPrices === spotByType && entry.onDemand === onDemand && now >= entry.builtAt && now - entry.builtAt < BUILD_REUSE_MS;
+      if (fresh) return withUnavailable(entry.instanceTypes, unavailable ?? []);
       const instanceTypes: InstanceType[] = [];
       let skipped = 0;
       // One type at a time, with only that type's offerings and prices: core matches spot
       // rows by scanning the history it is given, which over a whole region is
       // types × zones × rows (~10^8 for real EC2) instead of a few rows per type.
-      for (const info of infos) {
-        const built = buildInstanceTypes([info], offeringsByType.get(info.InstanceType) ?? [], {
+      for (const info of infos.value) {
+        const built = buildInstanceTypes([info], offeringsByType.value.get(info.InstanceType) ?? [], {
           ...options,
           region: deps.region,
           onDemandPrices: onDemand,
-          spotPriceHistory: spotByType.get(info.InstanceType) ?? [],
+          spotPriceHistory: spotByType.value.get(info.InstanceType) ?? [],
           now,
-          unavailableOfferings,
         });
         instanceTypes.push(...built.instanceTypes);
         skipped += built.skipped.length;
       }
       logger.debug({ region: deps.region, instanceTypes: instanceTypes.length, skipped }, `instance types for ${deps.region}`);
-      return instanceTypes;
+      if (builds.size >= MAX_BUILDS) builds.clear();
+      builds.set(key, { infos, offerings: offeringsByType, spotPrices: spotByType, onDemand, builtAt: now, instanceTypes });
+      return withUnavailable(instanceTypes, unavailable ?? []);
     },
   };
+}
+
+/**
+ * A built list is reused while its reads (their snapshots, by identity) and the on-demand
+ * prices are those it was built from, for at most this long: a spot observation's age
+ * decides whether it is used (core/instancetypes/pricing.ts), and a source whose refresh
+ * keeps failing serves the same snapshot for hours. Building the region's ~800 types takes
+ * 0.3–1 s of the worker's event loop; every plan, simulation and launch asks (measured in
+ * `npm run scale -- --worker-cpu-prof`: 158 of the workers' ~1,080 busy CPU-seconds).
+ */
+const BUILD_REUSE_MS = 60_000;
+/** Distinct queries (AMI family, kubelet, root volume, zones) kept built per provider. */
+const MAX_BUILDS = 16;
+
+/**
+ * The list with the held offerings marked unavailable, as building with
+ * `unavailableOfferings` marks them: a copy where one is held, the shared type otherwise.
+ */
+function withUnavailable(types: readonly InstanceType[], held: readonly { instanceType: string; zone: string; capacityType: 'on-demand' | 'spot' }[]): InstanceType[] {
+  if (held.length === 0) return [...types];
+  const keys = new Set(held.map((o) => offeringKey(o.capacityType, o.instanceType, o.zone)));
+  const heldTypes = new Set(held.map((o) => o.instanceType));
+  return types.map((type) =>
+    !heldTypes.has(type.name)
+      ? type
+      : { ...type, offerings: type.offerings.map((o) => (o.available && keys.has(offeringKey(o.capacityType, type.name, o.zone)) ? { ...o, available: false } : o)) },
+  );
 }
 
 function groupByInstanceType<T extends { InstanceType: string }>(rows: readonly T[]): ReadonlyMap<string, readonly T[]> {

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 /**
  * Kubelet CSR activities against the guest cluster: read a CSR, judge it with the pure
  * policy (core/csr/csr-policy.ts), write the decision as an Approved/Denied condition and
@@ -195,9 +196,17 @@ export type CsrActivities = ReturnType<typeof createCsrActivities>;
 const PARSED_LIMIT = 10_000;
 const parsed = new Map<string, ParsedCsr | InvalidCsrError>();
 
-function tryParse(obj: V1CertificateSigningRequest): ParsedCsr | InvalidCsrError {
-  const uid = obj.metadata?.uid;
-  const key = uid ? `${uid}/${obj.metadata?.name ?? ''}/${createHash('sha256').update(JSON.stringify(obj.spec ?? null)).digest('base64')}` : undefined;
+const CsrIdentitySchema = z.object({ metadata: z.object({ uid: z.string().optional(), name: z.string().optional() }).optional(), spec: z.unknown() });
+
+/**
+ * The CSR as parseCsr reads it, or the InvalidCsrError saying why it cannot be read; from
+ * the process's cache when this uid, name and spec were parsed before. The review and the
+ * cluster watcher (which routes each CSR event to its node's claim) share it.
+ */
+export function tryParse(obj: unknown): ParsedCsr | InvalidCsrError {
+  const identity = CsrIdentitySchema.safeParse(obj).data;
+  const uid = identity?.metadata?.uid;
+  const key = uid ? `${uid}/${identity?.metadata?.name ?? ''}/${createHash('sha256').update(JSON.stringify(identity?.spec ?? null)).digest('base64')}` : undefined;
   const known = key !== undefined ? parsed.get(key) : undefined;
   if (known !== undefined) return known;
   let result: ParsedCsr | InvalidCsrError;

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { z } from 'zod';
-import { nodesNamedBy, type ParsedCsr } from '../../core/csr/csr';
+import { nodesNamedBy } from '../../core/csr/csr';
 import {
   nodeClaimWorkflowId,
   provisionerWorkflowId,
@@ -14,7 +14,7 @@ import { podDisposition } from '../../core/provisioning';
 import type { ProvisionerWorkflowInput } from '../../workflows/provisioner';
 import { type ClusterResolver } from '../cluster';
 import { startNodeClaimLifecycle } from '../nodeclaim/start';
-import { InvalidCsrError, csrState, isInvalidCsrError, parseCsr } from '../kube/csr';
+import { InvalidCsrError, csrState, tryParse } from '../kube/csr';
 import { listWatch, type ListWatchOptions } from '../kube/list-watch';
 import { createGcFailureEventActivities } from './gc-failure-event';
 import { ClusterEventRouter, type WatchAction, type WatchEventType } from './router';
@@ -231,13 +231,7 @@ export function createWatchActivities(deps: WatchActivityDeps) {
             path: '/apis/certificates.k8s.io/v1/certificatesigningrequests',
             list: () => guest.certificates.listCertificateSigningRequest(),
             onEvent: async ({ type, object }) => {
-              let csr: ParsedCsr | InvalidCsrError;
-              try {
-                csr = parseCsr(object);
-              } catch (err) {
-                if (!isInvalidCsrError(err)) throw err;
-                csr = err;
-              }
+              const csr = tryParse(object);
               const name = csr instanceof InvalidCsrError ? csr.csrName : csr.name;
               const nodeNames = csr instanceof InvalidCsrError ? csr.namedNodes : nodesNamedBy(csr);
               await act(router.onCsr(eventType(type), { name, nodeNames, pending: csrState(object).phase === 'pending' }));

@@ -464,6 +464,7 @@ async function main(): Promise<void> {
         logFile: join(info.dir, 'logs', `worker-${slot.index}.log`),
         ...(heapMb !== undefined ? { heapMb } : {}),
         ...(compiledMain !== undefined ? { compiledMain } : {}),
+        ...(o.workerCpuProf !== undefined ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${join(o.workerCpuProf, `worker-${slot.index}-${slot.incarnation}`)}`] } : {}),
         env: {
           ...shipped.env,
           AUTONODE_MANAGEMENT_KUBECONFIG: info.management.kubeconfigPath,
@@ -483,7 +484,6 @@ async function main(): Promise<void> {
           AUTONODE_CATALOG_CACHE_DIR: join(info.dir, 'catalog-cache', `w${slot.index}`),
           ...workflowBundle,
           ...(o.cache !== undefined ? { AUTONODE_MAX_CACHED_WORKFLOWS: String(o.cache) } : {}),
-          ...(o.workerCpuProf !== undefined ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${join(o.workerCpuProf, `worker-${slot.index}-${slot.incarnation}`)}` } : {}),
         },
       });
     };

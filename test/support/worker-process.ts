@@ -19,6 +19,8 @@ export interface WorkerProcessOptions {
   onOutput?: (chunk: string) => void;
   /** V8's --max-old-space-size */
   heapMb?: number;
+  /** more node options, before the entry point (e.g. --cpu-prof, which NODE_OPTIONS refuses) */
+  nodeArgs?: readonly string[];
   /** a compiled workers/main.js (buildShippedWorker) to run with plain node; default: the source through tsx */
   compiledMain?: string;
 }
@@ -28,7 +30,7 @@ export function spawnWorkerProcess(o: WorkerProcessOptions): ChildProcess {
   const log = o.logFile !== undefined ? openSync(o.logFile, 'a') : undefined;
   try {
     const entry = o.compiledMain !== undefined ? [o.compiledMain] : ['-r', 'tsx/cjs', join(root, 'workers', 'main.ts')];
-    const child = spawn(process.execPath, [...heap, ...entry], {
+    const child = spawn(process.execPath, [...heap, ...(o.nodeArgs ?? []), ...entry], {
       cwd: root,
       env: {
         PATH: process.env.PATH ?? '',

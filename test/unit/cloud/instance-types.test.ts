@@ -239,6 +239,40 @@ describe('instance-type provider: caching', () => {
   });
 });
 
+describe('instance-type provider: built lists reused', () => {
+  const sameObjects = (a: readonly InstanceType[], b: readonly InstanceType[]) => a.length === b.length && a.every((t, i) => t === b[i]);
+
+  it('a second list of the same query inside a minute is the same build; another query, a refresh or a minute later builds again', async () => {
+    const ec2 = fakeInstanceTypeEc2(someRegionData());
+    const { provider, advance } = aProvider(ec2);
+    const first = await provider.list({ amiFamily: 'AL2023', zones: ['us-east-1a'] });
+    advance(30_000);
+    expect(sameObjects(await provider.list({ zones: ['us-east-1a'], amiFamily: 'AL2023' }), first)).toBe(true);
+    expect(sameObjects(await provider.list({ amiFamily: 'AL2023', zones: ['us-east-1b'] }), first)).toBe(false);
+    advance(30_000);
+    const later = await provider.list({ amiFamily: 'AL2023', zones: ['us-east-1a'] });
+    expect(sameObjects(later, first)).toBe(false);
+    expect(later).toEqual(first);
+    // offerings and spot prices re-read after 5 min: built from the new answers
+    ec2.data = { ...ec2.data, offerings: catalogOfferings().filter((o) => !(o.InstanceType === 'm5.large' && o.Location === 'us-east-1a')) };
+    advance(5 * MINUTE);
+    expect(offering(await provider.list({ amiFamily: 'AL2023', zones: ['us-east-1a'] }), 'm5.large', 'us-east-1a', 'on-demand')).toBeUndefined();
+  });
+
+  it('held offerings on a reused build are marked exactly as a build with them would mark them, and the build itself stays unmarked', async () => {
+    const held = [{ instanceType: 'm5.large', zone: 'us-east-1a', capacityType: 'spot' as const }, { instanceType: 't3.micro', zone: 'us-east-1b', capacityType: 'on-demand' as const }];
+    const reusing = aProvider(fakeInstanceTypeEc2(someRegionData())).provider;
+    const plain = await reusing.list({ amiFamily: 'AL2023' });
+    const marked = await reusing.list({ amiFamily: 'AL2023', unavailable: held });
+    const fresh = await aProvider(fakeInstanceTypeEc2(someRegionData())).provider.list({ amiFamily: 'AL2023', unavailable: held });
+    expect(marked).toEqual(fresh);
+    expect(offering(marked, 'm5.large', 'us-east-1a', 'spot')?.available).toBe(false);
+    expect(offering(marked, 't3.micro', 'us-east-1b', 'on-demand')?.available).toBe(false);
+    expect(offering(await reusing.list({ amiFamily: 'AL2023' }), 'm5.large', 'us-east-1a', 'spot')?.available).toBe(true);
+    expect(plain).toEqual(await reusing.list({ amiFamily: 'AL2023' }));
+  });
+});
+
 describe('instance-type provider: failures', () => {
   it('serves the last good copy with a warning when a refresh fails, and waits before trying again', async () => {
     const ec2 = fakeInstanceTypeEc2(someRegionData());
