@@ -24,6 +24,7 @@ import {
   kubeletProfileSchema,
   kubeletSettingsSchema,
   offeringKey,
+  type CapacityType,
   type InstanceType,
   type InstanceTypeInfo,
   type InstanceTypeOffering,
@@ -224,7 +225,7 @@ const MAX_BUILDS = 16;
  * The list with the held offerings marked unavailable, as building with
  * `unavailableOfferings` marks them: a copy where one is held, the shared type otherwise.
  */
-function withUnavailable(types: readonly InstanceType[], held: readonly { instanceType: string; zone: string; capacityType: 'on-demand' | 'spot' }[]): InstanceType[] {
+function withUnavailable(types: readonly InstanceType[], held: readonly { instanceType: string; zone: string; capacityType: CapacityType }[]): InstanceType[] {
   if (held.length === 0) return [...types];
   const keys = new Set(held.map((o) => offeringKey(o.capacityType, o.instanceType, o.zone)));
   const heldTypes = new Set(held.map((o) => o.instanceType));

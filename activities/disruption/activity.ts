@@ -35,7 +35,7 @@ import { NodeClaimStore } from '../kube/nodeclaims';
 import { recordNodeClassResolution } from '../kube/nodeclasses';
 import { NodeClassInputSchema } from '../cloud';
 import { ResolutionCache } from '../cloud/resolution-cache';
-import { parseList, RoundNodeSchema, RoundPdbSchema, RoundPodSchema, type RoundPdb, type RoundPod } from './round-objects';
+import { RoundNodeSchema, RoundPdbSchema, RoundPodSchema, type RoundPdb, type RoundPod } from './round-objects';
 import { selectorMatches } from '../../core/packing/selectors';
 import { type ClusterResolver } from '../cluster';
 import { type KubeClients } from '../kube/clients';
@@ -44,6 +44,7 @@ import { createEventRecorder } from '../kube/events';
 import { DISRUPTED_UNTIL_ANNOTATION, NodeStore } from '../kube/nodes';
 import { activityLog } from '../log';
 import { summariseCluster, type AutonodeMetrics, type ClusterSnapshot } from '../metrics';
+import { listItems, parseListItems } from '../kube/lists';
 
 export const DISRUPTED_TAINT = { key: 'karpenter.sh/disrupted', effect: 'NoSchedule' } as const;
 
@@ -81,7 +82,6 @@ export interface PlanRoundResult {
   classesKey?: string;
 }
 
-const ListSchema = z.object({ items: z.array(z.unknown()) });
 const nodeClaimsApi = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' } as const;
 const conditionTrue = (claim: StoredNodeClaim, type: string) => claim.status?.conditions?.find((c) => c.type === type && c.status === 'True');
 
@@ -170,7 +170,7 @@ export async function readRound(
     guest.customObjects.listClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' }),
   ]);
   // each node class's hash, and what it resolves to now (its status, written when it is resolved)
-  const classItems = ListSchema.parse(classesRaw).items;
+  const classItems = listItems(classesRaw);
   const classFacts = new Map(classItems.flatMap((raw) => {
     const facts = nodeClassFacts(raw);
     return facts ? [facts] : [];
@@ -185,10 +185,10 @@ export async function readRound(
       .sort()
       .join(','),
   ).toString(36);
-  const claims = ListSchema.parse(claimsRaw).items.map((c) => StoredNodeClaimSchema.parse(c));
-  const nodes = parseList(RoundNodeSchema, nodesRaw, 'Node');
-  const pods = parseList(RoundPodSchema, podsRaw, 'Pod');
-  const pdbs = parseList(RoundPdbSchema, pdbsRaw, 'PodDisruptionBudget');
+  const claims = listItems(claimsRaw).map((c) => StoredNodeClaimSchema.parse(c));
+  const nodes = parseListItems(RoundNodeSchema, nodesRaw, 'Node');
+  const pods = parseListItems(RoundPodSchema, podsRaw, 'Pod');
+  const pdbs = parseListItems(RoundPdbSchema, pdbsRaw, 'PodDisruptionBudget');
   const nodeByName = new Map(nodes.items.map((n) => [n.metadata.name, n]));
   const podsByNode = new Map<string, RoundPod[]>();
   for (const pod of pods.items) {
@@ -200,7 +200,7 @@ export async function readRound(
   }
   const pools = new Map<string, RoundPool>();
   const templates = new Map<string, { hash: string; hashVersion: string; requirements: Requirements }>();
-  for (const raw of ListSchema.parse(poolsRaw).items) {
+  for (const raw of listItems(poolsRaw)) {
     const normalised = normaliseDocument(raw);
     const pool = normalised.status === 'ok' ? normalised.objects.find((o): o is NodePool => o.kind === 'NodePool') : undefined;
     const name = pool?.metadata.name;
@@ -342,7 +342,7 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
   async function refreshNodeClasses(cluster: ClusterRef): Promise<number> {
     let written = 0;
     const { guest, cloud } = await deps.resolve(cluster);
-    const listed = ListSchema.parse(await guest.customObjects.listClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' })).items;
+    const listed = listItems(await guest.customObjects.listClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' }));
     for (const raw of listed) {
       const stored = StoredClassSchema.safeParse(raw);
       if (!stored.success || stored.data.metadata.deletionTimestamp !== undefined) continue;
@@ -434,7 +434,7 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
         const instances = new Map((await cloud.list()).map((i) => [i.providerId, i]));
         heartbeatStage('cloud facts: claims');
         const store = new NodeClaimStore(guest);
-        const claims = ListSchema.parse(await guest.customObjects.listClusterCustomObject(nodeClaimsApi)).items.map((c) => StoredNodeClaimSchema.parse(c));
+        const claims = listItems(await guest.customObjects.listClusterCustomObject(nodeClaimsApi)).map((c) => StoredNodeClaimSchema.parse(c));
         let claimsWritten = 0;
         for (const claim of claims) {
           const instance = claim.status?.providerID ? instances.get(claim.status.providerID) : undefined;

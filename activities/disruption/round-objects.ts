@@ -36,14 +36,3 @@ export const RoundPdbSchema = z.object({
   status: z.object({ disruptionsAllowed: z.number().optional() }).optional(),
 });
 export type RoundPdb = z.infer<typeof RoundPdbSchema>;
-
-/** A list's items, each parsed with `item`; the raw items come back too (the metrics' snapshot reads more of them). */
-export function parseList<S extends z.ZodTypeAny>(item: S, list: unknown, what: string): { items: z.output<S>[]; raw: unknown[] } {
-  const raw = z.object({ items: z.array(z.unknown()) }).parse(list).items;
-  const items = raw.map((value, index) => {
-    const parsed = item.safeParse(value);
-    if (!parsed.success) throw new Error(`${what} list: item ${index} is not a ${what} as the disruption round reads it: ${parsed.error.message}`);
-    return parsed.data as z.output<S>;
-  });
-  return { items, raw };
-}

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 /**
  * Kubelet CSR activities against the guest cluster: read a CSR, judge it with the pure
  * policy (core/csr/csr-policy.ts), write the decision as an Approved/Denied condition and
@@ -6,6 +5,7 @@ import { z } from 'zod';
  * decided again, so a retried activity never flips or duplicates one.
  */
 import { createHash } from 'node:crypto';
+import { z } from 'zod';
 import { type V1CertificateSigningRequest, type V1CertificateSigningRequestCondition } from '@kubernetes/client-node';
 import { assertNever } from '../../core/assert';
 import {

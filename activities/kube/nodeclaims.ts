@@ -1,10 +1,10 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { z } from 'zod';
 import { type Condition } from '../../core/api';
 import { StoredNodeClaimSchema, type StoredNodeClaim } from '../../core/api/nodeclaim';
 import { setCondition, withReadyCondition, type ConditionUpdate } from '../../core/lifecycle';
 import { type KubeClients } from './clients';
 import { isNotFound } from './errors';
+import { listItems } from './lists';
 
 const group = 'karpenter.sh';
 const version = 'v1';
@@ -37,8 +37,7 @@ export class NodeClaimStore {
   }
 
   async list(): Promise<StoredNodeClaim[]> {
-    const list = z.object({ items: z.array(z.unknown()) }).parse(await this.kube.customObjects.listClusterCustomObject({ group, version, plural }));
-    return list.items.map((item) => StoredNodeClaimSchema.parse(item));
+    return listItems(await this.kube.customObjects.listClusterCustomObject({ group, version, plural })).map((item) => StoredNodeClaimSchema.parse(item));
   }
 
   /** Merge patch guarded by resourceVersion: a concurrent writer makes this fail (409) and be retried. */

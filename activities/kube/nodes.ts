@@ -109,27 +109,28 @@ export class NodeStore {
     return { ...(found ? { node: found } : {}), ...(named ? { named } : {}) };
   }
 
-  private async findListed(providerID: string): Promise<NodeView | undefined> {
-    const now = Date.now();
-    let shared = nodeListings.get(this.kube.core);
-    if (shared === undefined || now - shared.at >= LISTING_REUSE_MS) {
-      const entry = { at: now, listing: this.kube.core.listNode().then((l) => l.items) };
-      nodeListings.set(this.kube.core, entry);
-      // a failed listing is not kept: the next poll lists again
-      entry.listing.catch(() => {
-        if (nodeListings.get(this.kube.core) === entry) nodeListings.delete(this.kube.core);
-      });
-      shared = entry;
-    }
-    const node = (await shared.listing).find((n) => n.spec?.providerID === providerID);
+  private async findListed(providerID: string, maxAgeMs = LISTING_REUSE_MS): Promise<NodeView | undefined> {
+    const node = (await this.nodeListing(maxAgeMs)).find((n) => n.spec?.providerID === providerID);
     return node ? view(node) : undefined;
   }
 
   /** The Node whose providerID is this instance's (the kubelet chose the name), listed now. */
   async findByProviderId(providerID: string): Promise<NodeView | undefined> {
-    const nodes = await this.kube.core.listNode();
-    const node = nodes.items.find((n) => n.spec?.providerID === providerID);
-    return node ? view(node) : undefined;
+    return this.findListed(providerID, 0);
+  }
+
+  /** The cluster's Nodes, from a listing shared by this process's claims when it is younger than `maxAgeMs`; a new one is shared in turn. */
+  private nodeListing(maxAgeMs: number): Promise<V1Node[]> {
+    const now = Date.now();
+    const shared = nodeListings.get(this.kube.core);
+    if (shared !== undefined && now - shared.at < maxAgeMs) return shared.listing;
+    const entry = { at: now, listing: this.kube.core.listNode().then((l) => l.items) };
+    nodeListings.set(this.kube.core, entry);
+    // a failed listing is not kept: the next poll lists again
+    entry.listing.catch(() => {
+      if (nodeListings.get(this.kube.core) === entry) nodeListings.delete(this.kube.core);
+    });
+    return entry.listing;
   }
 
   /**

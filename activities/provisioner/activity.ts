@@ -25,6 +25,7 @@ import { validateKarpenterObjects } from './validate';
 import { readWorld, type World } from './world';
 import { activityLog } from '../log';
 import { summariseCluster, type AutonodeMetrics, type SchedulingController } from '../metrics';
+import { listItems } from '../kube/lists';
 
 export interface ProvisionerActivityDeps {
   resolve: ClusterResolver;
@@ -216,7 +217,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
     // NodePool status: this batch's conditions, and resources counting the claims just made
     // (Karpenter counts a claim from its creation). The stored conditions are read again here.
     if (input.poolStatus.length > 0) {
-      const pools = ListSchema.parse(await guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools' })).items;
+      const pools = listItems(await guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools' }));
       const rawByName = new Map(pools.flatMap((raw) => { const name = PoolMetaSchema.safeParse(raw).data?.metadata.name; return name === undefined ? [] : [[name, raw] as const]; }));
       await writePoolStatus(guest, input.poolStatus.flatMap((p) => (rawByName.has(p.name) ? [{ ...p, raw: rawByName.get(p.name) }] : [])), now());
     }
@@ -350,8 +351,6 @@ export { withoutNodes };
 function creationReason(): 'provisioning' | 'disruption' {
   return asyncLocalStorage.getStore()?.info.workflowType === 'disruptionWorkflow' ? 'disruption' : 'provisioning';
 }
-
-const ListSchema = z.object({ items: z.array(z.unknown()) });
 
 /** 400/403/404/422 on create: the object as planned will never be accepted, however often it is sent. */
 const isRefusal = (err: unknown): boolean => [400, 403, 404, 422].includes(apiStatus(err) ?? 0);

@@ -1,7 +1,7 @@
-import { z } from 'zod';
 import { StoredNodeClaimSchema, type StoredNodeClaim } from '../../core/api/nodeclaim';
 import { podDisposition, reserveForInFlightClaims } from '../../core/provisioning';
 import { type KubeClients } from '../kube/clients';
+import { listItems } from '../kube/lists';
 
 /**
  * The guest cluster as one batch sees it: read by the packing activity itself (never
@@ -21,8 +21,6 @@ export interface World {
   nodeClasses: unknown[];
 }
 
-const ListSchema = z.object({ items: z.array(z.unknown()) });
-
 const withKind = (apiVersion: string, kind: string) => (item: unknown) => (typeof item === 'object' && item !== null ? { apiVersion, kind, ...item } : item);
 
 /** `onListed` sees every node and pod as listed (the metrics' cluster snapshot), before the world keeps only what a batch plans with. */
@@ -37,16 +35,16 @@ export async function readWorld(guest: KubeClients, options: { onListed?: (lists
     custom('karpenter.sh', 'nodepools'),
     custom('karpenter.k8s.aws', 'ec2nodeclasses'),
   ]);
-  const podObjects = ListSchema.parse(pods).items.map(withKind('v1', 'Pod'));
-  const nodeObjects = ListSchema.parse(nodes).items.map(withKind('v1', 'Node'));
+  const podObjects = listItems(pods).map(withKind('v1', 'Pod'));
+  const nodeObjects = listItems(nodes).map(withKind('v1', 'Node'));
   options.onListed?.({ nodes: nodeObjects, pods: podObjects });
   return worldFrom({
     pods: podObjects,
     nodes: nodeObjects,
-    daemonSets: ListSchema.parse(daemonSets).items.map(withKind('apps/v1', 'DaemonSet')),
-    nodeClaims: ListSchema.parse(claims).items.map((c) => StoredNodeClaimSchema.parse(c)),
-    nodePools: ListSchema.parse(pools).items,
-    nodeClasses: ListSchema.parse(classes).items,
+    daemonSets: listItems(daemonSets).map(withKind('apps/v1', 'DaemonSet')),
+    nodeClaims: listItems(claims).map((c) => StoredNodeClaimSchema.parse(c)),
+    nodePools: listItems(pools),
+    nodeClasses: listItems(classes),
   });
 }
 

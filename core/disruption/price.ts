@@ -1,7 +1,9 @@
 // Karpenter's price rules for a consolidation that replaces nodes (karpenter.md §1.5,
 // "Consolidation core"; disruption/consolidation.go computeConsolidation). Pure.
 
-export type CapacityType = 'spot' | 'on-demand';
+import { type CapacityType } from '../instancetypes/instancetype';
+
+export type { CapacityType };
 
 /** Karpenter's MinInstanceTypesForSpotToSpotConsolidation: fewer cheaper spot options would churn. */
 export const MIN_SPOT_TO_SPOT_OPTIONS = 15;

@@ -194,11 +194,22 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
     },
     async close() {
       // Whatever a failed test left running must not outlive this harness.
+      // The workers still run while this cleans up: a workflow that continued as new since
+      // the list has a run the list did not name. Terminate the current run (no run ID) and
+      // list again until nothing of this cluster runs: a missed run would go on draining
+      // (tainting) a node of a harness that is gone.
       const claimPrefix = nodeClaimWorkflowId(h.cluster.name, '');
       const ownClaims = new Set<string>();
-      for await (const wf of t.client.workflow.list({ query: `AutoNodeCluster = "${h.cluster.name}" AND ExecutionStatus = "Running"` })) {
-        if (wf.workflowId.startsWith(claimPrefix)) ownClaims.add(wf.workflowId.slice(claimPrefix.length));
-        await t.client.workflow.getHandle(wf.workflowId, wf.runId).terminate('test harness closing').catch(() => undefined);
+      for (let round = 0; round < 5; round++) {
+        let found = 0;
+        for await (const wf of t.client.workflow.list({ query: `AutoNodeCluster = "${h.cluster.name}" AND ExecutionStatus = "Running"` })) {
+          found++;
+          if (wf.workflowId.startsWith(claimPrefix)) ownClaims.add(wf.workflowId.slice(claimPrefix.length));
+          await t.client.workflow.getHandle(wf.workflowId).terminate('test harness closing').catch(() => undefined);
+        }
+        if (found === 0) break;
+        // the visibility store lags the terminations a little
+        await new Promise((r) => setTimeout(r, 500));
       }
       // …nor its NodePools and node class: their pods, still Pending, would make the next test
       // file's provisioner create claims for a network it cannot see (the guest is shared)…
@@ -210,8 +221,14 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
       // …nor its NodeClaims: the next test file's watcher would adopt them and keep launching.
       const left = (await claims.list()).filter((c) => ownClaims.has(c.metadata.name) || c.spec.nodeClassRef.name === nodeClassName);
       await forceDeleteNodeClaims(guest, left.map((c) => c.metadata.name));
-      // …nor their Nodes: pods bound to a kubelet that is gone would stay Running on them for good
-      for (const c of left) if (c.status?.nodeName) await guest.core.deleteNode({ name: c.status.nodeName }).catch(() => undefined);
+      // …nor their Nodes: pods bound to a kubelet that is gone would stay Running on them for
+      // good. Our finalizer is stripped first: no workflow is left to remove it.
+      for (const c of left) {
+        const name = c.status?.nodeName;
+        if (!name) continue;
+        await guest.core.patchNode({ name, body: { metadata: { finalizers: null } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)).catch(() => undefined);
+        await guest.core.deleteNode({ name }).catch(() => undefined);
+      }
       await fleet.stop();
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await Promise.all(running);

@@ -32,6 +32,19 @@ describe('NodeStore.findRegistered', () => {
     expect(lists()).toBe(1);
   });
 
+  it('the final clean-up’s look-up by providerID lists now, whatever a registration poll listed a moment ago', async () => {
+    const store = new NodeStore(guest.kube);
+    expect((await store.findRegistered('aws:///us-east-1a/i-4', 'ip-10-0-0-4.ec2.internal')).node).toBeUndefined();
+    expect(lists()).toBe(1);
+    // the kubelet registers under a name of its own just after
+    guest.put('/api/v1/nodes/late-name', node('late-name', 'aws:///us-east-1a/i-4'));
+    expect((await store.findByProviderId('aws:///us-east-1a/i-4'))?.name).toBe('late-name');
+    expect(lists()).toBe(2);
+    // and that fresh list is shared with the registration polls that follow
+    expect((await new NodeStore(guest.kube).findRegistered('aws:///us-east-1a/i-4', 'ip-10-0-0-4.ec2.internal')).node?.name).toBe('late-name');
+    expect(lists()).toBe(2);
+  });
+
   it('a Node under the expected name that is another machine’s is given back as `named`, not as registered', async () => {
     guest.put('/api/v1/nodes/ip-10-0-0-3.ec2.internal', node('ip-10-0-0-3.ec2.internal', 'aws:///us-east-1a/i-old'));
     const found = await new NodeStore(guest.kube).findRegistered('aws:///us-east-1a/i-3', 'ip-10-0-0-3.ec2.internal');
