@@ -23,6 +23,7 @@ import { isConflict, isForbidden, isNotFound } from './errors';
 import { type KubeClients } from './clients';
 import { InvalidCsrError, csrState, isInvalidCsrError, parseCsr, type CsrState } from './csr-parse';
 import { type RecordEvent } from './events';
+import { listItems } from './lists';
 
 export { parseCsr, csrState, InvalidCsrError, isInvalidCsrError, type CsrState } from './csr-parse';
 
@@ -127,16 +128,21 @@ export function createCsrActivities(deps: CsrActivityDeps) {
     }
   }
 
-  /** Every CSR naming the node by CN or requester, oldest first, with its state. */
-  async function listNodeCsrs(nodeName: string): Promise<Array<{ csr: ParsedCsr | InvalidCsrError; obj: V1CertificateSigningRequest; state: CsrState }>> {
-    const list = await certificates.listCertificateSigningRequest();
-    return list.items
+  /**
+   * Every CSR naming the node by CN or requester, oldest first, with its state. The list is
+   * read as the API server sent it (every registration poll of every claim reads all of
+   * it: the typed client's model of each CSR cost more than the parse cache saves), and
+   * parsed from that same JSON the watcher's events carry.
+   */
+  async function listNodeCsrs(nodeName: string): Promise<Array<{ csr: ParsedCsr | InvalidCsrError; meta: CsrMeta; state: CsrState }>> {
+    const items = listItems(await deps.guest.getJson(CSR_PATH));
+    return items
       .flatMap((obj) => {
         const csr = tryParse(obj);
         const named = csr instanceof InvalidCsrError ? csr.namedNodes : nodesNamedBy(csr);
-        return named.includes(nodeName) ? [{ csr, obj, state: csrState(obj) }] : [];
+        return named.includes(nodeName) ? [{ csr, meta: csrMeta(obj), state: csrState(obj) }] : [];
       })
-      .sort((a, b) => createdAt(a.obj) - createdAt(b.obj) || a.csr.name.localeCompare(b.csr.name));
+      .sort((a, b) => a.meta.createdAt - b.meta.createdAt || a.csr.name.localeCompare(b.csr.name));
   }
 
   /**
@@ -149,7 +155,7 @@ export function createCsrActivities(deps: CsrActivityDeps) {
     const { node } = input;
     const review: NodeCsrReview = { approved: [], denied: [], failed: [] };
     const listed = await listNodeCsrs(node.nodeName);
-    const uids = new Map(listed.map(({ obj }) => [obj.metadata?.name ?? '', obj.metadata?.uid]));
+    const uids = new Map(listed.map(({ meta }) => [meta.name, meta.uid]));
     const readable: NodeCsr[] = [];
     const pendingUnreadable: Array<{ name: string; decision: Extract<CsrDecision, { kind: 'deny' }> }> = [];
     for (const { csr, state } of listed) {
@@ -228,7 +234,20 @@ function isKubeletSigner(signerName: string): boolean {
   return signerName === Signers.kubeletClient || signerName === Signers.kubeletServing;
 }
 
-function createdAt(obj: V1CertificateSigningRequest): number {
-  const at = obj.metadata?.creationTimestamp;
-  return at === undefined ? 0 : new Date(at).getTime();
+const CSR_PATH = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
+
+/** What the review keeps of a listed CSR beside its parse: the uid its decision is written for, and its age. */
+interface CsrMeta {
+  name: string;
+  uid: string | undefined;
+  /** ms since the epoch; 0 when the API server sent none */
+  createdAt: number;
+}
+
+const CsrMetaSchema = z.object({ metadata: z.object({ name: z.string(), uid: z.string().optional(), creationTimestamp: z.string().optional() }) });
+
+function csrMeta(obj: unknown): CsrMeta {
+  const { name, uid, creationTimestamp } = CsrMetaSchema.parse(obj).metadata;
+  const at = creationTimestamp === undefined ? 0 : Date.parse(creationTimestamp);
+  return { name, uid, createdAt: Number.isNaN(at) ? 0 : at };
 }

@@ -8,7 +8,7 @@ export interface ListWatchOptions {
   watch: Pick<Watch, 'watch'>;
   /** collection path for the watch, e.g. `/api/v1/nodes` */
   path: string;
-  /** the same collection listed through a typed client (the list's metadata.resourceVersion starts the watch) */
+  /** the same collection listed, as the API server sent it like the watch's events (the list's metadata.resourceVersion starts the watch) */
   list: () => Promise<unknown>;
   /** handles one event; list results arrive as ADDED */
   onEvent: (event: WatchEvent) => Promise<void>;

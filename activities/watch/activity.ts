@@ -178,7 +178,7 @@ export function createWatchActivities(deps: WatchActivityDeps) {
           watchCollection({
             key: 'pods',
             path: '/api/v1/pods',
-            list: () => guest.core.listPodForAllNamespaces(),
+            list: () => guest.getJson('/api/v1/pods'),
             onRelist: async () => doorbell.ring(),
             onEvent: async ({ type, object }) => {
               if (type !== 'DELETED' && podDisposition(object) === 'provisionable') doorbell.ring();
@@ -212,7 +212,7 @@ export function createWatchActivities(deps: WatchActivityDeps) {
           watchCollection({
             key: 'nodes',
             path: '/api/v1/nodes',
-            list: () => guest.core.listNode(),
+            list: () => guest.getJson('/api/v1/nodes'),
             onEvent: async ({ type, object }) => {
               const node = NodeEventSchema.parse(object);
               await act(
@@ -229,7 +229,7 @@ export function createWatchActivities(deps: WatchActivityDeps) {
           watchCollection({
             key: 'csrs',
             path: '/apis/certificates.k8s.io/v1/certificatesigningrequests',
-            list: () => guest.certificates.listCertificateSigningRequest(),
+            list: () => guest.getJson('/apis/certificates.k8s.io/v1/certificatesigningrequests'),
             onEvent: async ({ type, object }) => {
               const csr = tryParse(object);
               const name = csr instanceof InvalidCsrError ? csr.csrName : csr.name;
