@@ -204,12 +204,16 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
     return { key: podKeys[i] ?? podKey(pod), rank: i, pod, spec, podClass: firstClasses[i] ?? classOf(pod, spec, ruledKeys[i]) };
   });
 
-  // Fluid-LP prices over every pod's demand and the usable capacity of every type that can
-  // host at least one of them (a type nothing fits would make its resources look free).
-  const demand = dims.zero();
-  for (const item of initialQueue) addInto(demand, item.podClass.requests);
+  // Fluid-LP prices over the demand of every pod some pool can host and the usable capacity
+  // of every type that can host at least one of them (a type nothing fits would make its
+  // resources look free). A pod no pool can host adds no demand: counted, it raised the
+  // bound, the greedy plan looked nearly tight and the guide was skipped — 116 pending pods
+  // of other workloads that no pool admitted turned seed 000's 14 nodes into 15.
   // The classes of this solve's pods (the shared map may hold more, from an earlier solve's relaxations).
   const initialClasses = new Set(initialQueue.map((item) => item.podClass));
+  const hostable = new Set([...initialClasses].filter((podClass) => pools.some((pool) => podClass.feasibility[pool.order]?.ok === true)));
+  const demand = dims.zero();
+  for (const item of initialQueue) if (hostable.has(item.podClass)) addInto(demand, item.podClass.requests);
   const catalog = pools.flatMap((pool) => {
     const hosts = new Uint8Array(pool.types.length);
     for (const podClass of initialClasses) {

@@ -413,6 +413,33 @@ describe('with the LP guide (HiGHS)', () => {
     linearSolver = await loadLinearSolver();
   });
 
+  it('plans the pods a pool can host the same whatever pending pods no pool admits lie beside them (seed 000 in a busy cluster)', () => {
+    // seed 000's pool and the workload of test/integration/seed-000.test.ts: memory-bound,
+    // 14 c/m/r xlarge at best. Pods no pool admits used to count in the fluid LP's demand:
+    // the greedy plan then looked nearly tight, the guide was skipped, and it took 15.
+    const workload = yamlStream(
+      daemonSet('node-agent', { tolerations: [{ operator: 'Exists' }], requests: { cpu: '100m', memory: '128Mi' } }),
+      replicated('Deployment', 'small', 100, { requests: { cpu: '100m', memory: '128Mi' } }),
+      replicated('Deployment', 'medium', 60, { requests: { cpu: '250m', memory: '512Mi' } }),
+      replicated('Deployment', 'large', 40, { requests: { cpu: '500m', memory: '1Gi' } }),
+    );
+    const foreign = yamlStream(
+      ...Array.from({ length: 116 }, (_, i) => pod(`other-${i}`, {
+        namespace: `other-${i % 7}`,
+        requests: { cpu: ['100m', '200m', '1', '2'][i % 4] ?? '1', memory: ['64Mi', '256Mi', '1Gi'][i % 3] ?? '1Gi' },
+        nodeSelector: i % 2 === 0 ? { 'example.com/none': 'x' } : { 'kubernetes.io/arch': 's390x' },
+      })),
+    );
+    const files = { 'seed.yaml': seed('000-hypershift-nodepool-and-nodeclass.yaml'), 'workload.yaml': workload };
+    const alone = planJson(files, { io: { linearSolver } }).doc;
+    const busy = planJson({ ...files, 'foreign.yaml': foreign }, { io: { linearSolver } }).doc;
+    expect(alone.unschedulable).toEqual([]);
+    expect(busy.unschedulable).toHaveLength(116);
+    expect(alone.nodeClaims).toHaveLength(14);
+    expect(busy.nodeClaims.map((c) => c.instanceType).sort()).toEqual(alone.nodeClaims.map((c) => c.instanceType).sort());
+    expect(busy.totalPrice).toBeCloseTo(alone.totalPrice, 6);
+  });
+
   // Several shapes over several types: room for the guide to beat the greedy fill.
   const mixed = {
     'pools.yaml': yamlStream(
