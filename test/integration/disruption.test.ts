@@ -270,7 +270,9 @@ describe('disruption: empty nodes go, within budgets (real stack)', () => {
       await driftedBy(first!.metadata.name, 'SecurityGroupDrift');
       const second = await replacedFor(first!.metadata.name);
       // the replacement launched from a template carrying the class's new group
-      const templates = (await lh.h.direct.send(new DescribeLaunchTemplatesCommand({}))).LaunchTemplates ?? [];
+      // filtered by the class's tag: unfiltered, moto answers the first 15 templates of every
+      // file so far, and no NextToken (this file run late found none of its own)
+      const templates = (await lh.h.direct.send(new DescribeLaunchTemplatesCommand({ Filters: [{ Name: 'tag:karpenter.k8s.aws/ec2nodeclass', Values: [name] }] }))).LaunchTemplates ?? [];
       const ofClass = templates.filter((t) => t.Tags?.some((tag) => tag.Key === 'karpenter.k8s.aws/ec2nodeclass' && tag.Value === name));
       expect(ofClass.length).toBeGreaterThan(0);
       const groupsInTemplates = await Promise.all(
