@@ -202,7 +202,11 @@ export type CsrActivities = ReturnType<typeof createCsrActivities>;
 const PARSED_LIMIT = 10_000;
 const parsed = new Map<string, ParsedCsr | InvalidCsrError>();
 
-const CsrIdentitySchema = z.object({ metadata: z.object({ uid: z.string().optional(), name: z.string().optional() }).optional(), spec: z.unknown() });
+/** What the cache key and the review read of a CSR's metadata, beside parseCsr's own reading and csrState. */
+const CsrEnvelopeSchema = z.object({
+  metadata: z.object({ name: z.string().optional(), uid: z.string().optional(), creationTimestamp: z.string().optional() }).optional(),
+  spec: z.unknown(),
+});
 
 /**
  * The CSR as parseCsr reads it, or the InvalidCsrError saying why it cannot be read; from
@@ -210,7 +214,7 @@ const CsrIdentitySchema = z.object({ metadata: z.object({ uid: z.string().option
  * cluster watcher (which routes each CSR event to its node's claim) share it.
  */
 export function tryParse(obj: unknown): ParsedCsr | InvalidCsrError {
-  const identity = CsrIdentitySchema.safeParse(obj).data;
+  const identity = CsrEnvelopeSchema.safeParse(obj).data;
   const uid = identity?.metadata?.uid;
   const key = uid ? `${uid}/${identity?.metadata?.name ?? ''}/${createHash('sha256').update(JSON.stringify(identity?.spec ?? null)).digest('base64')}` : undefined;
   const known = key !== undefined ? parsed.get(key) : undefined;
@@ -244,10 +248,8 @@ interface CsrMeta {
   createdAt: number;
 }
 
-const CsrMetaSchema = z.object({ metadata: z.object({ name: z.string(), uid: z.string().optional(), creationTimestamp: z.string().optional() }) });
-
 function csrMeta(obj: unknown): CsrMeta {
-  const { name, uid, creationTimestamp } = CsrMetaSchema.parse(obj).metadata;
+  const { name = '', uid, creationTimestamp } = CsrEnvelopeSchema.safeParse(obj).data?.metadata ?? {};
   const at = creationTimestamp === undefined ? 0 : Date.parse(creationTimestamp);
   return { name, uid, createdAt: Number.isNaN(at) ? 0 : at };
 }

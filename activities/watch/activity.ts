@@ -141,7 +141,7 @@ export function createWatchActivities(deps: WatchActivityDeps) {
       const pools = summaryTracker();
       const nodeClasses = summaryTracker();
       /** One collection, listed then watched, its progress in the heartbeat under `key`. */
-      const watchCollection = (o: { key: string; path: string; list: () => Promise<unknown>; onEvent: ListWatchOptions['onEvent']; onRelist?: ListWatchOptions['onRelist'] }) =>
+      const watchCollection = (o: { key: string; path: string; onEvent: ListWatchOptions['onEvent']; onRelist?: ListWatchOptions['onRelist'] }) =>
         listWatch({
           watch: guest.watch,
           signal: abort.signal,
@@ -149,7 +149,7 @@ export function createWatchActivities(deps: WatchActivityDeps) {
           log,
           onProgress: (rv) => (progress[o.key] = rv),
           path: o.path,
-          list: o.list,
+          list: () => guest.getJson(o.path),
           onEvent: o.onEvent,
           ...(o.onRelist ? { onRelist: o.onRelist } : {}),
         });
@@ -160,7 +160,6 @@ export function createWatchActivities(deps: WatchActivityDeps) {
           watchCollection({
             key: 'nodeclaims',
             path: '/apis/karpenter.sh/v1/nodeclaims',
-            list: () => guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' }),
             onRelist: (names) => act(router.reconcileClaims(names)),
             onEvent: async ({ type, object }) => {
               const claim = WatchedNodeClaimSchema.parse(object);
@@ -178,7 +177,6 @@ export function createWatchActivities(deps: WatchActivityDeps) {
           watchCollection({
             key: 'pods',
             path: '/api/v1/pods',
-            list: () => guest.getJson('/api/v1/pods'),
             onRelist: async () => doorbell.ring(),
             onEvent: async ({ type, object }) => {
               if (type !== 'DELETED' && podDisposition(object) === 'provisionable') doorbell.ring();
@@ -187,7 +185,6 @@ export function createWatchActivities(deps: WatchActivityDeps) {
           watchCollection({
             key: 'nodepools',
             path: '/apis/karpenter.sh/v1/nodepools',
-            list: () => guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools' }),
             onRelist: async () => doorbell.ring(),
             onEvent: async ({ type, object }) => {
               // A new or changed pool (its spec: the generation moves; not its status, which
@@ -199,7 +196,6 @@ export function createWatchActivities(deps: WatchActivityDeps) {
           watchCollection({
             key: 'ec2nodeclasses',
             path: '/apis/karpenter.k8s.aws/v1/ec2nodeclasses',
-            list: () => guest.customObjects.listClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' }),
             onEvent: async ({ type, object }) => {
               // Pods a pool could not take while its class was missing or unready wait for no
               // new pod: the class that appears, turns Ready or changes rings for them.
@@ -212,7 +208,6 @@ export function createWatchActivities(deps: WatchActivityDeps) {
           watchCollection({
             key: 'nodes',
             path: '/api/v1/nodes',
-            list: () => guest.getJson('/api/v1/nodes'),
             onEvent: async ({ type, object }) => {
               const node = NodeEventSchema.parse(object);
               await act(
@@ -229,7 +224,6 @@ export function createWatchActivities(deps: WatchActivityDeps) {
           watchCollection({
             key: 'csrs',
             path: '/apis/certificates.k8s.io/v1/certificatesigningrequests',
-            list: () => guest.getJson('/apis/certificates.k8s.io/v1/certificatesigningrequests'),
             onEvent: async ({ type, object }) => {
               const csr = tryParse(object);
               const name = csr instanceof InvalidCsrError ? csr.csrName : csr.name;

@@ -211,17 +211,20 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
   // of other workloads that no pool admitted turned seed 000's 14 nodes into 15.
   // The classes of this solve's pods (the shared map may hold more, from an earlier solve's relaxations).
   const initialClasses = new Set(initialQueue.map((item) => item.podClass));
-  const hostable = new Set([...initialClasses].filter((podClass) => pools.some((pool) => podClass.feasibility[pool.order]?.ok === true)));
+  // One walk of class × pool: the classes some pool hosts, and per pool the types that hold one of them.
+  const hosts = pools.map((pool) => new Uint8Array(pool.types.length));
+  const hostable = new Set<typeof firstClasses[number]>();
+  for (const podClass of initialClasses) {
+    pools.forEach((pool, i) => {
+      const feasibility = podClass.feasibility[pool.order];
+      if (feasibility?.ok !== true) return;
+      hostable.add(podClass);
+      for (const index of feasibility.types) hosts[i]![index] = 1;
+    });
+  }
   const demand = dims.zero();
   for (const item of initialQueue) if (hostable.has(item.podClass)) addInto(demand, item.podClass.requests);
-  const catalog = pools.flatMap((pool) => {
-    const hosts = new Uint8Array(pool.types.length);
-    for (const podClass of initialClasses) {
-      const feasibility = podClass.feasibility[pool.order];
-      if (feasibility?.ok === true) for (const index of feasibility.types) hosts[index] = 1;
-    }
-    return pool.types.filter((type) => hosts[type.index] === 1);
-  });
+  const catalog = pools.flatMap((pool, i) => pool.types.filter((type) => hosts[i]![type.index] === 1));
   const fluid = solveFluid(catalog.map((t) => subtract(t.allocatable, t.daemonOverhead)), catalog.map((t) => t.offerings[0]?.price ?? 0), demand);
   context.prices.set(fluid.prices);
   for (const podClass of classes.values()) assignValue(podClass);

@@ -112,13 +112,23 @@ describe('seed 000 verbatim: 200 pending replicas become spot nodes (real stack)
       expect(['c', 'm', 'r']).toContain(labels['karpenter.k8s.aws/instance-category']);
       expect(Number(labels['karpenter.k8s.aws/instance-generation'])).toBeGreaterThan(4);
     }
-    // the DaemonSet runs on every node autonode launched
-    const agents = (await lh.guest.core.listNamespacedPod({ namespace, labelSelector: 'app=node-agent' })).items;
+    // the DaemonSet runs on every node autonode launched: the claims are listed again on each
+    // try, as a later batch's claim may still be registering (no node name yet) when the
+    // replicas are all Running
     await eventually('a node-agent Running on every launched node', async () => {
-      const on = new Set(running((await lh.guest.core.listNamespacedPod({ namespace, labelSelector: 'app=node-agent' })).items).map((p) => p.spec?.nodeName));
-      return [...nodes.keys()].every((n) => on.has(n));
-    });
-    expect(agents.length).toBeGreaterThanOrEqual(claims.length);
+      const current = (await lh.claims.list()).filter((c) => c.metadata.labels?.['karpenter.sh/nodepool'] === 'spot-example' && !c.metadata.deletionTimestamp);
+      const unregistered = current.filter((c) => !c.status?.nodeName).map((c) => c.metadata.name);
+      if (unregistered.length > 0) throw new Error(`claims without a node yet: ${unregistered.join(', ')}`);
+      const agents = (await lh.guest.core.listNamespacedPod({ namespace, labelSelector: 'app=node-agent' })).items;
+      const on = new Set(running(agents).map((p) => p.spec?.nodeName));
+      const missing = current.map((c) => c.status?.nodeName ?? '').filter((n) => !on.has(n));
+      if (missing.length === 0) return true;
+      const phases = missing.map((n) => {
+        const agent = agents.find((p) => p.spec?.nodeName === n || JSON.stringify(p.spec?.affinity ?? {}).includes(n));
+        return `${n}: ${agent ? `${agent.metadata?.name} ${agent.status?.phase} ${agent.status?.conditions?.map((c) => `${c.type}=${c.status}${c.message ? ` (${c.message})` : ''}`).join(' ') ?? ''}` : 'no agent pod'}`;
+      });
+      throw new Error(`no Running node-agent on ${phases.join('; ')}`);
+    }, 180_000);
 
     // what was launched: instance type and price of each claim's instance
     const catalog = await ec2CatalogFor([{ path: SEED, text: readFileSync(SEED, 'utf8') }], lh.h.provider);
