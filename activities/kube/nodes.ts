@@ -1,5 +1,6 @@
 import { type V1Node, type V1Taint } from '@kubernetes/client-node';
 import { TERMINATION_FINALIZER } from '../../core/lifecycle';
+import { DAEMONSET_GATE_ANNOTATION } from '../../core/provisioning/daemonset-gate';
 import { type KubeClients } from './clients';
 import { isConflict, isNotFound } from './errors';
 import { type StoredNodeClaim } from './nodeclaims';
@@ -45,6 +46,9 @@ export interface NodeView {
   deletionTimestamp?: string;
   taints: V1Taint[];
   labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** spec.unschedulable (cordoned) */
+  unschedulable: boolean;
   capacity: Record<string, string>;
   allocatable: Record<string, string>;
 }
@@ -59,6 +63,8 @@ function view(node: V1Node): NodeView {
     ...(node.metadata?.deletionTimestamp !== undefined ? { deletionTimestamp: isoOf(node.metadata.deletionTimestamp) } : {}),
     taints: node.spec?.taints ?? [],
     labels: node.metadata?.labels ?? {},
+    annotations: node.metadata?.annotations ?? {},
+    unschedulable: node.spec?.unschedulable === true,
     capacity: node.status?.capacity ?? {},
     allocatable: node.status?.allocatable ?? {},
   };
@@ -138,20 +144,22 @@ export class NodeStore {
    * a startup taint removed later by its daemon must stay removed), loses the
    * unregistered taint, and gains our finalizer and an owner reference to the claim.
    * Read-modify-write with the resourceVersion: a conflict fails and is retried.
+   * `daemonSetGate` (an ISO time): on the first sync, cordon the node for its DaemonSet pods
+   * (core/provisioning/daemonset-gate.ts) — unless it is cordoned already (not ours to lift).
    */
-  async syncRegistered(claim: StoredNodeClaim, nodeName: string): Promise<NodeView> {
+  async syncRegistered(claim: StoredNodeClaim, nodeName: string, options: { daemonSetGate?: string } = {}): Promise<NodeView> {
     // a kubelet updates its Node often while it comes up: a conflict is read again here
     // rather than failing the whole registration review (seen looping in `npm run scale`)
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.syncRegisteredOnce(claim, nodeName);
+        return await this.syncRegisteredOnce(claim, nodeName, options);
       } catch (err) {
         if (!isConflict(err) || attempt >= SYNC_ATTEMPTS) throw err;
       }
     }
   }
 
-  private async syncRegisteredOnce(claim: StoredNodeClaim, nodeName: string): Promise<NodeView> {
+  private async syncRegisteredOnce(claim: StoredNodeClaim, nodeName: string, options: { daemonSetGate?: string }): Promise<NodeView> {
     const node = await this.kube.core.readNode({ name: nodeName });
     const metadata = node.metadata ?? {};
     const firstSync = metadata.labels?.[REGISTERED_LABEL] !== 'true';
@@ -162,17 +170,35 @@ export class NodeStore {
       }
     }
     const owner = { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: claim.metadata.name, uid: claim.metadata.uid, blockOwnerDeletion: true };
+    const gate = firstSync && options.daemonSetGate !== undefined && node.spec?.unschedulable !== true;
     const updated: V1Node = {
       ...node,
       metadata: {
         ...metadata,
+        ...(gate ? { annotations: { ...metadata.annotations, [DAEMONSET_GATE_ANNOTATION]: options.daemonSetGate ?? '' } } : {}),
         labels: { ...metadata.labels, ...(claim.metadata.labels ?? {}), [REGISTERED_LABEL]: 'true' },
         finalizers: [...new Set([...(metadata.finalizers ?? []), TERMINATION_FINALIZER])],
         ownerReferences: [...(metadata.ownerReferences ?? []).filter((o) => o.uid !== claim.metadata.uid), owner],
       },
-      spec: { ...node.spec, taints },
+      spec: { ...node.spec, taints, ...(gate ? { unschedulable: true } : {}) },
     };
     return view(await this.kube.core.replaceNode({ name: nodeName, body: updated }));
+  }
+
+  /** Uncordons a node autonode cordoned for its DaemonSet pods (and only such a node). */
+  async liftDaemonSetGate(name: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const node = await this.kube.core.readNode({ name });
+      const annotations = { ...node.metadata?.annotations };
+      if (annotations[DAEMONSET_GATE_ANNOTATION] === undefined) return;
+      delete annotations[DAEMONSET_GATE_ANNOTATION];
+      try {
+        await this.kube.core.replaceNode({ name, body: { ...node, metadata: { ...node.metadata, annotations }, spec: { ...node.spec, unschedulable: false } } });
+        return;
+      } catch (err) {
+        if (!isConflict(err) || attempt >= SYNC_ATTEMPTS) throw err;
+      }
+    }
   }
 
   /** Why the node is not initialized yet, or undefined when it is. */

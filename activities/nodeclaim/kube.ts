@@ -1,9 +1,11 @@
 import { TERMINATION_FINALIZER, durationToMs, type ClusterRef, type CsrPolicyConfig, type LaunchedInstance } from '../../core/lifecycle';
+import { DAEMONSET_GATE_ANNOTATION, DAEMONSET_GATE_MAX_MS, gateHeldMs } from '../../core/provisioning/daemonset-gate';
 import { type ClusterResolver } from '../cluster';
 import { failWith } from '../failures';
 import { attachedVolumes, drainPass } from '../kube/drain';
 import { createEventRecorder } from '../kube/events';
 import { NodeClaimStore, type StoredNodeClaim } from '../kube/nodeclaims';
+import { daemonSetsForNode, daemonSetsNotOnNode } from '../kube/daemonset-gate';
 import { nominatePlannedPods } from '../kube/nominations';
 import { DISRUPTED_TAINT, INITIALIZED_LABEL, NODEPOOL_LABEL, NodeStore, REGISTERED_LABEL, type NodeView } from '../kube/nodes';
 import { activityLog } from '../log';
@@ -21,6 +23,8 @@ export interface NodeClaimKubeDeps {
   now?: () => Date;
   /** where terminated claims are counted */
   metrics?: AutonodeMetrics;
+  /** how long one initialization review waits for a gated node's DaemonSet pods (default 5 s) */
+  daemonSetGatePollMs?: number;
 }
 
 export const nodeClaimRef = (claim: StoredNodeClaim) => ({ apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: claim.metadata.name, uid: claim.metadata.uid });
@@ -50,6 +54,7 @@ export interface ClaimRef {
  */
 export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
   const now = deps.now ?? (() => new Date());
+  const gatePollMs = deps.daemonSetGatePollMs ?? 5_000;
   const connect = async (cluster: ClusterRef) => {
     const c = await deps.resolve(cluster);
     return { guest: c.guest, claims: new NodeClaimStore(c.guest), nodes: new NodeStore(c.guest), event: createEventRecorder(c.guest.core) };
@@ -131,6 +136,9 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
       // The last moment before the node takes pods: its planned pods are nominated to it
       // first (activities/kube/nominations.ts), once — a retry after the taint is gone must
       // not renominate pods kube-scheduler has since placed or cleared.
+      // A node its DaemonSet pods belong on is cordoned for them as it registers
+      // (core/provisioning/daemonset-gate.ts); initialization lifts the gate.
+      let daemonSetGate: string | undefined;
       if (node.labels[REGISTERED_LABEL] !== 'true') {
         const nominations = await nominatePlannedPods(guest, claim, node.name);
         if (nominations.nominated.length > 0 || nominations.forbidden) {
@@ -138,8 +146,10 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
             cluster: input.cluster.name, nodeclaim: input.name, node: node.name, nominated: nominations.nominated.length, skipped: nominations.skipped.length,
           });
         }
+        const daemonSets = await daemonSetsForNode(guest, { ...node.labels, ...claim.metadata.labels }, claim.spec.taints ?? []);
+        if (daemonSets.length > 0) daemonSetGate = now().toISOString();
       }
-      await nodes.syncRegistered(claim, node.name);
+      await nodes.syncRegistered(claim, node.name, daemonSetGate !== undefined ? { daemonSetGate } : {});
       if (claim.status?.nodeName !== node.name || !claim.status?.conditions?.some((c) => c.type === 'Registered' && c.status === 'True')) {
         await claims.patchStatus(claim, { nodeName: node.name, conditions: [{ type: 'Registered', status: 'True', reason: 'Registered', message: `Node ${node.name}` }] }, now().toISOString());
         await event({ involvedObject: nodeClaimRef(claim), type: 'Normal', reason: 'Registered', message: `Status condition transitioned, Type: Registered, Status: True, Node: ${node.name}` });
@@ -168,9 +178,35 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
       // pod while not-ready, and each failure cleared a nomination: the planned pods still
       // Pending are nominated again as the node becomes usable. Those already bound, or
       // nominated here still, are left as they are.
+      // The DaemonSet gate: the node stays cordoned until its DaemonSet pods are bound (or
+      // DAEMONSET_GATE_MAX_MS passed); the planned pods are nominated before it opens.
+      const gateHeld = gateHeldMs(node.annotations[DAEMONSET_GATE_ANNOTATION], now().getTime());
+      let unplaced: string[] = [];
+      if (gateHeld !== undefined) {
+        // DaemonSet pods usually bind within a second of the node: waited for here a little,
+        // rather than a whole resync of the lifecycle (nothing wakes it when a pod binds)
+        const expected = await daemonSetsForNode(guest, node.labels, claim.spec.taints ?? []);
+        const pollUntil = Date.now() + Math.min(gatePollMs, Math.max(0, DAEMONSET_GATE_MAX_MS - gateHeld));
+        unplaced = await daemonSetsNotOnNode(guest, expected, node.name);
+        while (unplaced.length > 0 && Date.now() < pollUntil) {
+          await new Promise((r) => setTimeout(r, 250));
+          unplaced = await daemonSetsNotOnNode(guest, expected, node.name);
+        }
+        if (unplaced.length > 0 && (gateHeldMs(node.annotations[DAEMONSET_GATE_ANNOTATION], now().getTime()) ?? 0) < DAEMONSET_GATE_MAX_MS) {
+          const gateBlocker = `node cordoned until its DaemonSet pods are bound (at most ${DAEMONSET_GATE_MAX_MS / 1000} s): waiting for ${unplaced.join(', ')}`;
+          await claims.patchStatus(claim, { conditions: [{ type: 'Initialized', status: 'Unknown', reason: 'AwaitingDaemonSetPods', message: gateBlocker }] }, now().toISOString());
+          return { initialized: false, blocker: gateBlocker, ready: node.readyCondition };
+        }
+      }
       if (node.labels[INITIALIZED_LABEL] !== 'true') {
         const nominations = await nominatePlannedPods(guest, claim, node.name);
         if (nominations.forbidden) activityLog('warn', 'planned pods not nominated: forbidden to patch pods/status', { cluster: input.cluster.name, nodeclaim: input.name, node: node.name });
+      }
+      if (gateHeld !== undefined) {
+        await nodes.liftDaemonSetGate(node.name);
+        if (unplaced.length > 0) {
+          await event({ involvedObject: nodeClaimRef(claim), type: 'Warning', reason: 'DaemonSetPodsNotPlaced', message: `Node ${node.name} opened to other pods after ${DAEMONSET_GATE_MAX_MS / 1000} s without a bound pod of ${unplaced.join(', ')}` });
+        }
       }
       await nodes.label(input.nodeName, { [INITIALIZED_LABEL]: 'true' });
       await claims.patchStatus(claim, { conditions: [{ type: 'Initialized', status: 'True', reason: 'Initialized', message: '' }] }, now().toISOString());

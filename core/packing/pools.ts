@@ -75,22 +75,29 @@ interface DaemonModel {
   readonly ports: readonly string[];
 }
 
-export function daemonModels(daemonSets: readonly DaemonSetInput[], dims: Dims): DaemonModel[] {
-  return daemonSets.map((daemon) => {
-    const selector = requirementsFromLabels(daemon.nodeSelector);
-    const terms = daemon.requiredNodeAffinity.length === 0 ? [[]] : daemon.requiredNodeAffinity;
-    const requirementTerms = terms.flatMap((term) => {
-      const parsed = parseRequirements(term);
-      return parsed.ok ? [intersectRequirements(selector, parsed.requirements)] : [];
-    });
-    return { requests: dims.vector(daemon.requests, 'up'), requirementTerms, daemon, ports: daemon.hostPorts.map(hostPortKey) };
+/** A DaemonSet pod's node requirements: its node selector with each required node-affinity term (any term may match). */
+function daemonRequirementTerms(daemon: DaemonSetInput): Requirements[] {
+  const selector = requirementsFromLabels(daemon.nodeSelector);
+  const terms = daemon.requiredNodeAffinity.length === 0 ? [[]] : daemon.requiredNodeAffinity;
+  return terms.flatMap((term) => {
+    const parsed = parseRequirements(term);
+    return parsed.ok ? [intersectRequirements(selector, parsed.requirements)] : [];
   });
 }
 
+export function daemonModels(daemonSets: readonly DaemonSetInput[], dims: Dims): DaemonModel[] {
+  return daemonSets.map((daemon) => ({ requests: dims.vector(daemon.requests, 'up'), requirementTerms: daemonRequirementTerms(daemon), daemon, ports: daemon.hostPorts.map(hostPortKey) }));
+}
+
 /** Whether a DaemonSet pod would run on a node with these labels and taints. */
-export function daemonRunsOn(model: DaemonModel, labels: Readonly<Record<string, string>>, taints: readonly Taint[]): boolean {
+export function daemonRunsOn(model: Pick<DaemonModel, 'daemon' | 'requirementTerms'>, labels: Readonly<Record<string, string>>, taints: readonly Taint[]): boolean {
   if (!toleratesAll(taints, model.daemon.tolerations).ok) return false;
   return model.requirementTerms.some((term) => labelsMatch(term, labels));
+}
+
+/** daemonRunsOn for one DaemonSet, outside a plan (no resource model). */
+export function daemonSetRunsOn(daemon: DaemonSetInput, labels: Readonly<Record<string, string>>, taints: readonly Taint[]): boolean {
+  return daemonRunsOn({ daemon, requirementTerms: daemonRequirementTerms(daemon) }, labels, taints);
 }
 
 export function buildPools(inputs: readonly NodePoolInput[], dims: Dims, daemons: readonly DaemonModel[]): Pool[] {

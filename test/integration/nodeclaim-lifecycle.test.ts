@@ -123,7 +123,7 @@ describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto +
       return c?.status?.conditions?.some((x) => x.type === 'Initialized' && x.status === 'True') ? c.status?.nodeName : undefined;
     });
     const namespace = `pdb-${lh.id}`;
-    await lh.guest.core.createNamespace({ body: { metadata: { name: namespace } } });
+    await lh.createNamespace(namespace);
     await lh.guest.core.createNamespacedPod({
       namespace,
       body: { metadata: { name: 'guarded', labels: { app: 'guarded' } }, spec: { nodeName, containers: [{ name: 'c', image: 'busybox' }] } },
@@ -203,7 +203,7 @@ describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto +
     const handle = await lh.startLifecycle(name, uid);
     const { nodeName } = await initializedNode(name);
     const namespace = `dnd-${lh.id}`;
-    await lh.guest.core.createNamespace({ body: { metadata: { name: namespace } } });
+    await lh.createNamespace(namespace);
     await lh.guest.core.createNamespacedPod({
       namespace,
       body: {
@@ -335,7 +335,7 @@ describe('NodeClaim lifecycle workflow (Temporal + guest kube-apiserver + moto +
     const handle = await lh.startLifecycle(name, uid);
     const { nodeName } = await initializedNode(name);
     const namespace = `tiers-${lh.id}`;
-    await lh.guest.core.createNamespace({ body: { metadata: { name: namespace } } });
+    await lh.createNamespace(namespace);
     const container = [{ name: 'c', image: 'busybox' }];
     await lh.guest.core.createNamespacedPod({ namespace, body: { metadata: { name: 'app' }, spec: { nodeName, containers: container } } });
     // system-*-critical priority classes are admitted only in kube-system

@@ -35,7 +35,7 @@ describe('nominations at registration: planned pods bind to their planned nodes 
     apps = lh.guest.config.makeApiClient(AppsV1Api);
     namespace = `nom-${lh.id}`;
     pool = `nom-${lh.id}`;
-    await lh.guest.core.createNamespace({ body: { metadata: { name: namespace } } });
+    await lh.createNamespace(namespace);
     const cluster = { name: lh.h.cluster.name, region: lh.h.cluster.region };
     await lh.t.client.workflow.start('watchWorkflow', {
       taskQueue: lh.taskQueues.control,

@@ -36,7 +36,7 @@ describe('provisioner: a packing worker killed mid-batch (real process, real sta
     pool = `crash-${lh.id}`;
     // the instances launch in moto, but no kubelet joins: the test is about claims, not nodes
     lh.silentPools.add(pool);
-    await lh.guest.core.createNamespace({ body: { metadata: { name: namespace } } });
+    await lh.createNamespace(namespace);
     const cluster = { name: lh.h.cluster.name, region: lh.h.cluster.region };
     // A batch window long enough that each Deployment is one batch (one plan to compare with).
     await lh.t.client.workflow.start('provisionerWorkflow', {

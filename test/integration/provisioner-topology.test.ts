@@ -59,7 +59,7 @@ describe('provisioner, topology-heavy workload: every pod the plans placed is bo
     apps = lh.guest.config.makeApiClient(AppsV1Api);
     namespace = `topo-${lh.id}`;
     pool = `topo-${lh.id}`;
-    await lh.guest.core.createNamespace({ body: { metadata: { name: namespace } } });
+    await lh.createNamespace(namespace);
     const cluster = { name: lh.h.cluster.name, region: lh.h.cluster.region };
     await lh.t.client.workflow.start('watchWorkflow', {
       taskQueue: lh.taskQueues.control,

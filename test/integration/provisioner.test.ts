@@ -27,7 +27,7 @@ describe('provisioner: pending pods become running nodes (real stack)', () => {
     apps = lh.guest.config.makeApiClient(AppsV1Api);
     namespace = `prov-${lh.id}`;
     pool = `pool-${lh.id}`;
-    await lh.guest.core.createNamespace({ body: { metadata: { name: namespace } } });
+    await lh.createNamespace(namespace);
     const cluster = { name: lh.h.cluster.name, region: lh.h.cluster.region };
     await lh.t.client.workflow.start('watchWorkflow', {
       taskQueue: lh.taskQueues.control,

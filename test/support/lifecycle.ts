@@ -55,6 +55,8 @@ export interface LifecycleHarness {
   metricsUrl: string;
   /** more workers for this harness's queues (e.g. a packing worker after one was killed); stopped by close() too */
   startWorkers(run: readonly WorkerRole[]): Promise<{ stop(): Promise<void> }>;
+  /** a guest namespace that close() deletes (its Pending pods would be the next file's foreign pods) */
+  createNamespace(name: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -110,6 +112,7 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
     });
   const workers: Worker[] = await workersFor(options.run ?? WORKER_ROLES);
   const running = [runWorkers(workers)];
+  const namespaces: string[] = [];
   const metricsServer = await startMetricsServer({ registry: metrics.registry, readiness: () => workersReadiness(workers), port: 0, host: '127.0.0.1' });
   const kc = new KubeConfig();
   kc.loadFromFile(stack.guest.kubeconfigPath);
@@ -192,6 +195,10 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
         },
       };
     },
+    async createNamespace(name) {
+      await guest.core.createNamespace({ body: { metadata: { name } } });
+      namespaces.push(name);
+    },
     async close() {
       // Whatever a failed test left running must not outlive this harness.
       // The workers still run while this cleans up: a workflow that continued as new since
@@ -214,10 +221,15 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
       // …nor its NodePools and node class: their pods, still Pending, would make the next test
       // file's provisioner create claims for a network it cannot see (the guest is shared)…
       const pools = (await guest.customObjects.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools' })) as { items: { metadata: { name: string }; spec?: { template?: { spec?: { nodeClassRef?: { name?: string } } } } }[] };
-      for (const p of pools.items.filter((p) => p.spec?.template?.spec?.nodeClassRef?.name === nodeClassName)) {
+      // (a test's own pools and classes are named for the harness: `…-<id>`)
+      const ours = (name: string) => name.endsWith(`-${id}`);
+      for (const p of pools.items.filter((p) => p.spec?.template?.spec?.nodeClassRef?.name === nodeClassName || ours(p.metadata.name))) {
         await guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name: p.metadata.name }).catch(() => undefined);
       }
-      await guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name: nodeClassName }).catch(() => undefined);
+      const classes = (await guest.customObjects.listClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' })) as { items: { metadata: { name: string } }[] };
+      for (const name of [nodeClassName, ...classes.items.map((c) => c.metadata.name).filter((n) => n !== nodeClassName && ours(n))]) {
+        await guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', name }).catch(() => undefined);
+      }
       // …nor its NodeClaims: the next test file's watcher would adopt them and keep launching.
       const left = (await claims.list()).filter((c) => ownClaims.has(c.metadata.name) || c.spec.nodeClassRef.name === nodeClassName);
       await forceDeleteNodeClaims(guest, left.map((c) => c.metadata.name));
@@ -229,6 +241,8 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
         await guest.core.patchNode({ name, body: { metadata: { finalizers: null } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)).catch(() => undefined);
         await guest.core.deleteNode({ name }).catch(() => undefined);
       }
+      // …nor its namespaces (not waited for: the namespace controller empties them)
+      for (const name of namespaces) await guest.core.deleteNamespace({ name }).catch(() => undefined);
       await fleet.stop();
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await Promise.all(running);

@@ -50,7 +50,13 @@ export async function startFakeGuest(): Promise<FakeGuest> {
         if (stored) return { status: 200, body: stored };
         // discovery, as KubernetesObjectApi asks it before listing DaemonSets
         if (path === '/apis/apps/v1') return { status: 200, body: { kind: 'APIResourceList', groupVersion: 'apps/v1', resources: [{ name: 'daemonsets', singularName: 'daemonset', namespaced: true, kind: 'DaemonSet', verbs: ['get', 'list', 'watch'] }] } };
-        const items = [...objects].filter(([p]) => p.startsWith(`${path}/`) && !p.slice(path.length + 1).includes('/')).map(([, o]) => o);
+        // a collection at cluster scope (…/pods) lists its namespaced objects too (…/namespaces/<ns>/pods/<name>)
+        const scope = /^(\/api\/v1|\/apis\/[^/]+\/[^/]+)\/([^/]+)$/.exec(path);
+        const inCollection = (p: string) => (p.startsWith(`${path}/`) && !p.slice(path.length + 1).includes('/'))
+          || (scope !== null && new RegExp(`^${scope[1]}/namespaces/[^/]+/${scope[2]}/[^/]+$`).test(p));
+        // the one field selector the activities send: spec.nodeName=<name>
+        const nodeName = /^spec\.nodeName=(.*)$/.exec(request.url.searchParams.get('fieldSelector') ?? '')?.[1];
+        const items = [...objects].filter(([p, o]) => inCollection(p) && (nodeName === undefined || (isDoc(o.spec) && o.spec.nodeName === nodeName))).map(([, o]) => o);
         // a collection is known by the objects in it, or by its plural (…/nodes, …/nodeclaims)
         if (items.length > 0 || /\/(nodes|pods|daemonsets|poddisruptionbudgets|nodeclaims|nodepools|ec2nodeclasses|events)$/.test(path)) return { status: 200, body: { kind: 'List', apiVersion: 'v1', metadata: {}, items } };
         return apiStatus(404, 'NotFound', `${path} not found`);
