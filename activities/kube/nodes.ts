@@ -187,18 +187,12 @@ export class NodeStore {
 
   /** Uncordons a node autonode cordoned for its DaemonSet pods (and only such a node). */
   async liftDaemonSetGate(name: string): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      const node = await this.kube.core.readNode({ name });
+    await this.update(name, (node) => {
       const annotations = { ...node.metadata?.annotations };
-      if (annotations[DAEMONSET_GATE_ANNOTATION] === undefined) return;
+      if (annotations[DAEMONSET_GATE_ANNOTATION] === undefined) return undefined;
       delete annotations[DAEMONSET_GATE_ANNOTATION];
-      try {
-        await this.kube.core.replaceNode({ name, body: { ...node, metadata: { ...node.metadata, annotations }, spec: { ...node.spec, unschedulable: false } } });
-        return;
-      } catch (err) {
-        if (!isConflict(err) || attempt >= SYNC_ATTEMPTS) throw err;
-      }
-    }
+      return { ...node, metadata: { ...node.metadata, annotations }, spec: { ...node.spec, unschedulable: false } };
+    });
   }
 
   /** Why the node is not initialized yet, or undefined when it is. */
@@ -215,15 +209,29 @@ export class NodeStore {
   }
 
   async label(name: string, labels: Record<string, string>): Promise<void> {
-    const node = await this.kube.core.readNode({ name });
-    if (Object.entries(labels).every(([k, v]) => node.metadata?.labels?.[k] === v)) return;
-    await this.kube.core.replaceNode({ name, body: { ...node, metadata: { ...node.metadata, labels: { ...node.metadata?.labels, ...labels } } } });
+    await this.update(name, (node) => (Object.entries(labels).every(([k, v]) => node.metadata?.labels?.[k] === v) ? undefined : { ...node, metadata: { ...node.metadata, labels: { ...node.metadata?.labels, ...labels } } }));
   }
 
   async annotate(name: string, annotations: Record<string, string>): Promise<void> {
-    const node = await this.kube.core.readNode({ name });
-    if (Object.entries(annotations).every(([k, v]) => node.metadata?.annotations?.[k] === v)) return;
-    await this.kube.core.replaceNode({ name, body: { ...node, metadata: { ...node.metadata, annotations: { ...node.metadata?.annotations, ...annotations } } } });
+    await this.update(name, (node) => (Object.entries(annotations).every(([k, v]) => node.metadata?.annotations?.[k] === v) ? undefined : { ...node, metadata: { ...node.metadata, annotations: { ...node.metadata?.annotations, ...annotations } } }));
+  }
+
+  /**
+   * Read, change, replace with the resourceVersion read; a conflict (the kubelet's status, the
+   * node lifecycle controller's taints move the Node often while it comes up) is read again.
+   * `change` returns undefined when there is nothing to write.
+   */
+  private async update(name: string, change: (node: V1Node) => V1Node | undefined): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const updated = change(await this.kube.core.readNode({ name }));
+      if (!updated) return;
+      try {
+        await this.kube.core.replaceNode({ name, body: updated });
+        return;
+      } catch (err) {
+        if (!isConflict(err) || attempt >= SYNC_ATTEMPTS) throw err;
+      }
+    }
   }
 
   async ensureTaint(name: string, taint: V1Taint): Promise<void> {

@@ -154,12 +154,17 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
   for (;;) {
     const pods = (await guest.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app in (inflate, small)' })).items;
     const runningPods = pods.filter((p) => p.status?.phase === 'Running').length;
-    if (pods.length > 0 && runningPods === pods.length) {
-      log(`k8s/examples/workload.yaml: ${runningPods} pods Running on spot nodes autonode launched (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+    // the DaemonSet's pod on every node the workload runs on (the DaemonSet gate keeps its room)
+    const nodes = new Set(pods.map((p) => p.spec?.nodeName).filter((n): n is string => n !== undefined));
+    const agents = (await guest.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=node-agent' })).items;
+    const agentNodes = new Set(agents.filter((p) => p.status?.phase === 'Running').map((p) => p.spec?.nodeName));
+    const nodesWithAgent = [...nodes].filter((n) => agentNodes.has(n)).length;
+    if (pods.length > 0 && runningPods === pods.length && nodesWithAgent === nodes.size) {
+      log(`k8s/examples/workload.yaml: ${runningPods} pods Running on spot nodes autonode launched, and DaemonSet node-agent Running on all ${nodes.size} of them (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
       break;
     }
     if (Date.now() - t0 > 300_000) {
-      log(`k8s/examples/workload.yaml: ${runningPods}/${pods.length} pods Running after 5 minutes; see kubectl get events -A`);
+      log(`k8s/examples/workload.yaml: ${runningPods}/${pods.length} pods Running, node-agent on ${nodesWithAgent}/${nodes.size} of their nodes, after 5 minutes; see kubectl get events -A`);
       break;
     }
     await new Promise((r) => setTimeout(r, 1_000));
