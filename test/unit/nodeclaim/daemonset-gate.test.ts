@@ -4,23 +4,10 @@
 // are bound, after DAEMONSET_GATE_MAX_MS with a Warning when they are not.
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createNodeClaimKubeActivities } from '../../../activities/nodeclaim/kube';
-import { CsrPolicySchema, type LaunchedInstance } from '../../../core/lifecycle';
 import { DAEMONSET_GATE_ANNOTATION, DAEMONSET_GATE_MAX_MS } from '../../../core/provisioning/daemonset-gate';
 import { startFakeGuest, type FakeGuest } from '../metrics/fake-guest';
+import { cluster, instance, policy, putClaim } from './support';
 
-const cluster = { name: 'c1', region: 'us-east-1' };
-const policy = CsrPolicySchema.parse({});
-const instance: LaunchedInstance = {
-  providerId: 'aws:///us-east-1a/i-new',
-  instanceId: 'i-new',
-  instanceType: 'm5.large',
-  zone: 'us-east-1a',
-  capacityType: 'on-demand',
-  imageId: 'ami-1',
-  privateDnsName: 'ip-10-0-0-4.ec2.internal',
-  privateIpAddresses: ['10.0.0.4'],
-  launchTime: '2026-11-27T00:00:00Z',
-};
 const NODE = `/api/v1/nodes/${instance.privateDnsName}`;
 const T0 = Date.parse('2026-11-28T12:00:00Z');
 
@@ -44,7 +31,7 @@ describe('the DaemonSet gate in registration and initialization', () => {
   beforeEach(async () => {
     clock = T0;
     guest = await startFakeGuest();
-    guest.put('/apis/karpenter.sh/v1/nodeclaims/a-1', { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', metadata: { name: 'a-1', uid: 'u-1', labels: { 'karpenter.sh/nodepool': 'a' } }, spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' }, requirements: [] } });
+    putClaim(guest);
     guest.put(NODE, {
       apiVersion: 'v1', kind: 'Node', metadata: { name: instance.privateDnsName, labels: { 'kubernetes.io/os': 'linux' } },
       spec: { providerID: instance.providerId, taints: [{ key: 'karpenter.sh/unregistered', effect: 'NoExecute' }] },
@@ -68,7 +55,7 @@ describe('the DaemonSet gate in registration and initialization', () => {
 
     await guest.close();
     guest = await startFakeGuest();
-    guest.put('/apis/karpenter.sh/v1/nodeclaims/a-1', { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', metadata: { name: 'a-1', uid: 'u-1', labels: { 'karpenter.sh/nodepool': 'a' } }, spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' }, requirements: [] } });
+    putClaim(guest);
     guest.put(NODE, { apiVersion: 'v1', kind: 'Node', metadata: { name: instance.privateDnsName }, spec: { providerID: instance.providerId, unschedulable: true }, status: {} });
     putDaemonSet('agent', { 'karpenter.sh/nodepool': 'a' });
     await register();

@@ -4,22 +4,9 @@
 // lifecycle reports) instead of letting the registration time out in silence.
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createNodeClaimKubeActivities } from '../../../activities/nodeclaim/kube';
-import { CsrPolicySchema, type LaunchedInstance } from '../../../core/lifecycle';
 import { startFakeGuest, type FakeGuest } from '../metrics/fake-guest';
+import { cluster, instance, policy, putClaim } from './support';
 
-const cluster = { name: 'c1', region: 'us-east-1' };
-const policy = CsrPolicySchema.parse({});
-const instance: LaunchedInstance = {
-  providerId: 'aws:///us-east-1a/i-new',
-  instanceId: 'i-new',
-  instanceType: 'm5.large',
-  zone: 'us-east-1a',
-  capacityType: 'on-demand',
-  imageId: 'ami-1',
-  privateDnsName: 'ip-10-0-0-4.ec2.internal',
-  privateIpAddresses: ['10.0.0.4'],
-  launchTime: '2026-11-27T00:00:00Z',
-};
 const aNode = (providerID?: string) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: instance.privateDnsName, labels: {} }, spec: providerID ? { providerID } : {}, status: {} });
 
 type Result = Awaited<ReturnType<ReturnType<typeof createNodeClaimKubeActivities>['reviewRegistration']>>;
@@ -34,7 +21,7 @@ describe('reviewRegistration: a Node of the instance\'s name that is not the ins
 
   beforeEach(async () => {
     guest = await startFakeGuest();
-    guest.put('/apis/karpenter.sh/v1/nodeclaims/a-1', { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', metadata: { name: 'a-1', uid: 'u-1', labels: { 'karpenter.sh/nodepool': 'a' } }, spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' }, requirements: [] } });
+    putClaim(guest);
   });
   afterEach(async () => guest.close());
 
