@@ -214,6 +214,16 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
         `EC2NodeClass ${nodeClassName} resolved no AMI for ${wanted}, which the instance types NodeClaim ${name} allows need (${someTypes(options.options.map((o) => o.instanceType))}); add an amiSelectorTerm that matches one, or allow instance types of an architecture the class has an AMI for`,
       );
     }
+    // On a HostedCluster (the guest reached through its kubeconfig Secret) autonode's
+    // enablement writes the cluster's userData into every EC2NodeClass; a class without it was
+    // just (re)applied and is written again within seconds. An instance launched meanwhile
+    // could never join (and would wait out the registration timeout): the launch waits instead.
+    if (cluster.kubeconfigSecret !== undefined && !resolution.userData) {
+      return await nodeClassNotReady(
+        'UserDataMissing',
+        `EC2NodeClass ${nodeClassName} has no userData yet: on a HostedCluster autonode writes the cluster's userData into every EC2NodeClass (within seconds of a change); NodeClaim ${name} launches once it is there`,
+      );
+    }
     const subnets: SubnetChoice[] = resolution.subnets.map((s) => ({ id: s.id, zone: s.zone, availableIpCount: s.availableIpCount }));
 
     let result;

@@ -1,4 +1,4 @@
-import { type CloudInstance, type CloudProvider, type LaunchRequest, type LaunchResult, type NodeClassResolution, type TerminateOutcome } from '../../../activities/cloud';
+import { type CloudInstance, type CloudProvider, type NodeClassInput, type LaunchRequest, type LaunchResult, type NodeClassResolution, type TerminateOutcome } from '../../../activities/cloud';
 import { type InstanceType } from '../../../core/instancetypes';
 
 /**
@@ -36,9 +36,10 @@ export class FakeCloudProvider implements CloudProvider {
     if (error !== undefined) throw error;
   }
 
-  async resolveNodeClass(): Promise<NodeClassResolution> {
+  /** `resolution`, with the class's own userData passed through as the provider renders amiFamily Custom */
+  async resolveNodeClass(nodeClass: NodeClassInput): Promise<NodeClassResolution> {
     this.enter('resolveNodeClass');
-    return this.resolution;
+    return nodeClass.spec.userData !== undefined ? { ...this.resolution, userData: nodeClass.spec.userData } : this.resolution;
   }
   async launch(request: LaunchRequest): Promise<LaunchResult> {
     this.enter('launch');
