@@ -6,7 +6,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createNodeClaimKubeActivities } from '../../../activities/nodeclaim/kube';
 import { DAEMONSET_GATE_ANNOTATION, DAEMONSET_GATE_MAX_MS } from '../../../core/provisioning/daemonset-gate';
 import { startFakeGuest, type FakeGuest } from '../metrics/fake-guest';
-import { cluster, instance, policy, putClaim } from './support';
+import { cluster, instance, policy, putClaim, resolverFor } from './support';
 
 const NODE = `/api/v1/nodes/${instance.privateDnsName}`;
 const T0 = Date.parse('2026-11-28T12:00:00Z');
@@ -16,7 +16,7 @@ type Node = { metadata: { annotations?: Record<string, string>; labels?: Record<
 describe('the DaemonSet gate in registration and initialization', () => {
   let guest: FakeGuest;
   let clock = T0;
-  const activities = () => createNodeClaimKubeActivities({ resolve: async () => ({ guest: guest.kube }) as never, reviewNodeCsrs: async () => ({ approved: [], denied: [], failed: [] }), now: () => new Date(clock), daemonSetGatePollMs: 0 });
+  const activities = () => createNodeClaimKubeActivities({ resolve: resolverFor(guest), reviewNodeCsrs: async () => ({ approved: [], denied: [], failed: [] }), now: () => new Date(clock), daemonSetGatePollMs: 0 });
   const run = <T>(type: string, fn: () => Promise<T>) => new MockActivityEnvironment({ activityType: type, workflowType: 'nodeClaimWorkflow' }).run(fn);
   const register = () => run('reviewRegistration', () => activities().reviewRegistration({ cluster, name: 'a-1', instance, policy }));
   const initialize = () => run('reviewInitialization', () => activities().reviewInitialization({ cluster, name: 'a-1', nodeName: instance.privateDnsName, policy }));

@@ -5,7 +5,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createNodeClaimKubeActivities } from '../../../activities/nodeclaim/kube';
 import { startFakeGuest, type FakeGuest } from '../metrics/fake-guest';
-import { cluster, instance, policy, putClaim } from './support';
+import { cluster, instance, policy, putClaim, resolverFor } from './support';
 
 const aNode = (providerID?: string) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: instance.privateDnsName, labels: {} }, spec: providerID ? { providerID } : {}, status: {} });
 
@@ -14,7 +14,7 @@ type Result = Awaited<ReturnType<ReturnType<typeof createNodeClaimKubeActivities
 describe('reviewRegistration: a Node of the instance\'s name that is not the instance\'s', () => {
   let guest: FakeGuest;
   const review = () => {
-    const kube = createNodeClaimKubeActivities({ resolve: async () => ({ guest: guest.kube }) as never, reviewNodeCsrs: async () => ({ approved: [], denied: [], failed: [] }) });
+    const kube = createNodeClaimKubeActivities({ resolve: resolverFor(guest), reviewNodeCsrs: async () => ({ approved: [], denied: [], failed: [] }) });
     return new MockActivityEnvironment({ activityType: 'reviewRegistration', workflowType: 'nodeClaimWorkflow' }).run<[], Result, () => Promise<Result>>(() => kube.reviewRegistration({ cluster, name: 'a-1', instance, policy }));
   };
   const warnings = () => guest.requests.filter((r) => r.method === 'POST' && /events$/.test(r.url.pathname)).map((r) => r.body as { type: string; reason: string; message: string; involvedObject: { name: string } });

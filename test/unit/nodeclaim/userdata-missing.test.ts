@@ -4,11 +4,9 @@
 // a retryable failure), and launches once the userData is there. A cluster reached some
 // other way (a plain kubeconfig: the admin owns userData) launches as before.
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { type Client } from '@temporalio/client';
 import { createNodeClaimCloudActivities } from '../../../activities/nodeclaim/cloud';
-import { createProvisionerActivities } from '../../../activities/provisioner/activity';
 import { type ClusterRef } from '../../../core/lifecycle';
-import { aNodePool, anEC2NodeClass, type Doc } from '../api/builders';
+import { anEC2NodeClass, type Doc } from '../api/builders';
 import { anInstanceType } from '../instancetypes/builders';
 import { RecordingCloud } from '../metrics/fake-cloud';
 import { startFakeGuest, type FakeGuest } from '../metrics/fake-guest';
@@ -27,20 +25,16 @@ describe('a launch on a HostedCluster whose EC2NodeClass has no userData yet', (
     guest = await startFakeGuest();
     cloud = new RecordingCloud([anInstanceType('m5.large', {}, ['us-east-1a'])]);
     guest.put(CLASS, { ...anEC2NodeClass(), metadata: { name: 'nc' } });
-    const pool = aNodePool();
-    (pool.spec as { template: { spec: Doc } }).template.spec.nodeClassRef = { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' };
-    guest.put('/apis/karpenter.sh/v1/nodepools/a', { ...pool, metadata: { name: 'a' } });
-    const provisioner = createProvisionerActivities({ resolve, temporal: { workflow: { start: async () => undefined } } as unknown as Client });
-    await run('createClaims', () =>
-      provisioner.createClaims({
-        cluster: plain,
-        taskQueues: { control: 'control', cloud: 'cloud', packing: 'packing' },
-        batchId: 'b1',
-        templates: [{ pool: 'a', poolUid: 'uid-a', labels: { 'karpenter.sh/nodepool': 'a' }, annotations: {}, nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' } }],
-        optionLists: [['m5.large']],
-        claims: [{ name: 'a-1', pool: 'a', options: 0, requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }], requests: { cpu: '1' }, price: 0.096, pods: 1 }],
-      }),
-    );
+    // the claim as the provisioner writes it: one type, on-demand, the class by name
+    guest.put('/apis/karpenter.sh/v1/nodeclaims/a-1', {
+      apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim',
+      metadata: { name: 'a-1', uid: 'u-1', labels: { 'karpenter.sh/nodepool': 'a' } },
+      spec: {
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' },
+        requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] }, { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+        resources: { requests: { cpu: '1' } },
+      },
+    });
   });
   afterEach(async () => guest.close());
 
