@@ -26,6 +26,8 @@ const EPHEMERAL_TAINT_KEYS = [
   'node.kubernetes.io/network-unavailable',
   'node.cloudprovider.kubernetes.io/uninitialized',
 ];
+/** What the node lifecycle controller taints a cordoned node with (TaintNodesByCondition). */
+const UNSCHEDULABLE_TAINT_KEY = 'node.kubernetes.io/unschedulable';
 const STANDARD_RESOURCES = new Set(['cpu', 'memory', 'pods', 'ephemeral-storage']);
 
 const sameTaint = (a: V1Taint, b: { key: string; effect: string }) => a.key === b.key && a.effect === b.effect;
@@ -185,13 +187,19 @@ export class NodeStore {
     return view(await this.kube.core.replaceNode({ name: nodeName, body: updated }));
   }
 
-  /** Uncordons a node autonode cordoned for its DaemonSet pods (and only such a node). */
+  /**
+   * Uncordons a node autonode cordoned for its DaemonSet pods (and only such a node). The
+   * cordon's taint goes in the same write: the node lifecycle controller would take it off
+   * only after this write, and until then kube-scheduler would still refuse the node that
+   * initialization is about to label ready for pods.
+   */
   async liftDaemonSetGate(name: string): Promise<void> {
     await this.update(name, (node) => {
       const annotations = { ...node.metadata?.annotations };
       if (annotations[DAEMONSET_GATE_ANNOTATION] === undefined) return undefined;
       delete annotations[DAEMONSET_GATE_ANNOTATION];
-      return { ...node, metadata: { ...node.metadata, annotations }, spec: { ...node.spec, unschedulable: false } };
+      const taints = (node.spec?.taints ?? []).filter((t) => t.key !== UNSCHEDULABLE_TAINT_KEY);
+      return { ...node, metadata: { ...node.metadata, annotations }, spec: { ...node.spec, unschedulable: false, taints } };
     });
   }
 

@@ -127,9 +127,14 @@ function parseOptions(argv: readonly string[]): Options {
 }
 
 // ---------------------------------------------------------------------------------------
-// the workload: four shapes, each a Deployment with a PDB, in namespace `scale`
+// the workload: four shapes, each a Deployment with a PDB, in namespace `scale`; and a
+// node agent DaemonSet on every node of the pool (namespace `scale-system`), as every real
+// cluster has, so each new node goes through the DaemonSet gate (registered cordoned until
+// the agent's pod is bound)
 
 const NAMESPACE = 'scale';
+const AGENT_NAMESPACE = 'scale-system';
+const AGENT = 'node-agent';
 const SHAPES = [
   { name: 'small', share: 0.4, cpu: '250m', memory: '256Mi' },
   { name: 'medium', share: 0.3, cpu: '500m', memory: '1Gi' },
@@ -175,6 +180,24 @@ async function applyWorkload(guest: KubeClients, pods: number): Promise<void> {
       },
     },
   });
+  await guest.core.createNamespace({ body: { metadata: { name: AGENT_NAMESPACE } } }).catch(() => undefined);
+  await apps.createNamespacedDaemonSet({
+    namespace: AGENT_NAMESPACE,
+    body: {
+      metadata: { name: AGENT },
+      spec: {
+        selector: { matchLabels: { app: AGENT } },
+        template: {
+          metadata: { labels: { app: AGENT } },
+          spec: {
+            nodeSelector: { 'karpenter.sh/nodepool': 'scale' },
+            terminationGracePeriodSeconds: 0,
+            containers: [{ name: 'agent', image: 'registry.example/agent:1', resources: { requests: { cpu: '50m', memory: '64Mi' } } }],
+          },
+        },
+      },
+    },
+  });
   const replicas = replicasOf(pods);
   for (const s of SHAPES) {
     await apps.createNamespacedDeployment({
@@ -216,6 +239,14 @@ async function deleteWorkload(guest: KubeClients): Promise<void> {
     await policy.deleteNamespacedPodDisruptionBudget({ namespace: NAMESPACE, name: s.name }).catch(() => undefined);
   }
   await guest.core.deleteCollectionNamespacedPod({ namespace: NAMESPACE, gracePeriodSeconds: 0 }).catch(() => undefined);
+  await apps.deleteNamespacedDaemonSet({ namespace: AGENT_NAMESPACE, name: AGENT }).catch(() => undefined);
+}
+
+/** The node agent's pods: how many nodes should run one, and how many run one (the DaemonSet's status). */
+async function agentCounts(c: Cluster): Promise<{ desired: number; ready: number }> {
+  const apps = c.guest.config.makeApiClient(AppsV1Api);
+  const ds = await apps.readNamespacedDaemonSet({ namespace: AGENT_NAMESPACE, name: AGENT });
+  return { desired: ds.status?.desiredNumberScheduled ?? 0, ready: ds.status?.numberReady ?? 0 };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -699,6 +730,7 @@ async function main(): Promise<void> {
     });
     const upPods = await podsOfAll();
     const upClaims = (await Promise.all(clusters.map(listClaims))).flat();
+    const agents = (await Promise.all(clusters.map((c) => agentCounts(c).catch(() => ({ desired: -1, ready: -1 })))));
     const latencies = pendingToRunningSeconds(upPods, upStart - 1_000);
     phases.up = {
       ok: up.ok,
@@ -706,6 +738,8 @@ async function main(): Promise<void> {
       pods: upPods.length,
       running: upPods.filter((p) => p.phase === 'Running').length,
       pendingAtEnd: pendingPods(upPods),
+      // the node agent DaemonSet at the end of the phase, summed over clusters (-1: unreadable)
+      nodeAgents: { desired: agents.reduce((a, b) => a + b.desired, 0), ready: agents.reduce((a, b) => a + b.ready, 0) },
       nodeClaims: upClaims.length,
       nodeClaimsSeen: seenUp.size,
       nodeClaimsGoneDuringUp: [...seenUp].filter((name) => !upClaims.some((c) => c.name === name)).length,

@@ -11,7 +11,7 @@ import { cluster, instance, policy, putClaim, resolverFor } from './support';
 const NODE = `/api/v1/nodes/${instance.privateDnsName}`;
 const T0 = Date.parse('2026-11-28T12:00:00Z');
 
-type Node = { metadata: { annotations?: Record<string, string>; labels?: Record<string, string> }; spec: { unschedulable?: boolean } };
+type Node = { metadata: { annotations?: Record<string, string>; labels?: Record<string, string> }; spec: { unschedulable?: boolean; taints?: { key: string; effect: string }[] } };
 
 describe('the DaemonSet gate in registration and initialization', () => {
   let guest: FakeGuest;
@@ -73,9 +73,13 @@ describe('the DaemonSet gate in registration and initialization', () => {
     const claim = guest.get('/apis/karpenter.sh/v1/nodeclaims/a-1') as { status?: { conditions?: { type: string; reason: string }[] } };
     expect(claim.status?.conditions).toContainEqual(expect.objectContaining({ type: 'Initialized', reason: 'AwaitingDaemonSetPods' }));
 
+    // the node lifecycle controller's taint for the cordon, beside an admin's own taint
+    const cordoned = node();
+    guest.put(NODE, { ...cordoned, spec: { ...cordoned.spec, taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }, { key: 'team', effect: 'NoSchedule' }] } });
     guest.put('/api/v1/namespaces/ops/pods/agent-x', { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'ops', name: 'agent-x', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'agent', uid: 'uid-agent' }] }, spec: { nodeName: instance.privateDnsName, containers: [] } });
     expect(await initialize()).toEqual(expect.objectContaining({ initialized: true }));
     expect(node().spec.unschedulable).toBe(false);
+    expect(node().spec.taints).toEqual([{ key: 'team', effect: 'NoSchedule' }]);
     expect(node().metadata.annotations?.[DAEMONSET_GATE_ANNOTATION]).toBeUndefined();
     expect(node().metadata.labels?.['karpenter.sh/initialized']).toBe('true');
     expect(warnings()).toEqual([]);
