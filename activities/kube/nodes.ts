@@ -150,41 +150,9 @@ export class NodeStore {
    * (core/provisioning/daemonset-gate.ts) — unless it is cordoned already (not ours to lift).
    */
   async syncRegistered(claim: StoredNodeClaim, nodeName: string, options: { daemonSetGate?: string } = {}): Promise<NodeView> {
-    // a kubelet updates its Node often while it comes up: a conflict is read again here
+    // a kubelet updates its Node often while it comes up: `update` reads a conflict again
     // rather than failing the whole registration review (seen looping in `npm run scale`)
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.syncRegisteredOnce(claim, nodeName, options);
-      } catch (err) {
-        if (!isConflict(err) || attempt >= SYNC_ATTEMPTS) throw err;
-      }
-    }
-  }
-
-  private async syncRegisteredOnce(claim: StoredNodeClaim, nodeName: string, options: { daemonSetGate?: string }): Promise<NodeView> {
-    const node = await this.kube.core.readNode({ name: nodeName });
-    const metadata = node.metadata ?? {};
-    const firstSync = metadata.labels?.[REGISTERED_LABEL] !== 'true';
-    let taints = (node.spec?.taints ?? []).filter((t) => t.key !== UNREGISTERED_TAINT_KEY);
-    if (firstSync) {
-      for (const t of [...(claim.spec.taints ?? []), ...(claim.spec.startupTaints ?? [])]) {
-        if (!taints.some((existing) => sameTaint(existing, t))) taints = [...taints, { key: t.key, effect: t.effect, ...(t.value ? { value: t.value } : {}) }];
-      }
-    }
-    const owner = { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: claim.metadata.name, uid: claim.metadata.uid, blockOwnerDeletion: true };
-    const gate = firstSync && options.daemonSetGate !== undefined && node.spec?.unschedulable !== true;
-    const updated: V1Node = {
-      ...node,
-      metadata: {
-        ...metadata,
-        ...(gate ? { annotations: { ...metadata.annotations, [DAEMONSET_GATE_ANNOTATION]: options.daemonSetGate ?? '' } } : {}),
-        labels: { ...metadata.labels, ...(claim.metadata.labels ?? {}), [REGISTERED_LABEL]: 'true' },
-        finalizers: [...new Set([...(metadata.finalizers ?? []), TERMINATION_FINALIZER])],
-        ownerReferences: [...(metadata.ownerReferences ?? []).filter((o) => o.uid !== claim.metadata.uid), owner],
-      },
-      spec: { ...node.spec, taints, ...(gate ? { unschedulable: true } : {}) },
-    };
-    return view(await this.kube.core.replaceNode({ name: nodeName, body: updated }));
+    return view(await this.update(nodeName, (node) => registeredNode(node, claim, options)));
   }
 
   /**
@@ -227,15 +195,16 @@ export class NodeStore {
   /**
    * Read, change, replace with the resourceVersion read; a conflict (the kubelet's status, the
    * node lifecycle controller's taints move the Node often while it comes up) is read again.
-   * `change` returns undefined when there is nothing to write.
+   * `change` returns undefined when there is nothing to write. Returns the Node as written
+   * (or as read, when nothing was).
    */
-  private async update(name: string, change: (node: V1Node) => V1Node | undefined): Promise<void> {
+  private async update(name: string, change: (node: V1Node) => V1Node | undefined): Promise<V1Node> {
     for (let attempt = 1; ; attempt++) {
-      const updated = change(await this.kube.core.readNode({ name }));
-      if (!updated) return;
+      const node = await this.kube.core.readNode({ name });
+      const updated = change(node);
+      if (!updated) return node;
       try {
-        await this.kube.core.replaceNode({ name, body: updated });
-        return;
+        return await this.kube.core.replaceNode({ name, body: updated });
       } catch (err) {
         if (!isConflict(err) || attempt >= SYNC_ATTEMPTS) throw err;
       }
@@ -276,4 +245,30 @@ export class NodeStore {
       if (!isNotFound(err)) throw err;
     }
   }
+}
+
+/** The Node as registration writes it (NodeStore.syncRegistered says what changes). */
+function registeredNode(node: V1Node, claim: StoredNodeClaim, options: { daemonSetGate?: string }): V1Node {
+  const metadata = node.metadata ?? {};
+  const firstSync = metadata.labels?.[REGISTERED_LABEL] !== 'true';
+  let taints = (node.spec?.taints ?? []).filter((t) => t.key !== UNREGISTERED_TAINT_KEY);
+  if (firstSync) {
+    for (const t of [...(claim.spec.taints ?? []), ...(claim.spec.startupTaints ?? [])]) {
+      if (!taints.some((existing) => sameTaint(existing, t))) taints = [...taints, { key: t.key, effect: t.effect, ...(t.value ? { value: t.value } : {}) }];
+    }
+  }
+  const owner = { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: claim.metadata.name, uid: claim.metadata.uid, blockOwnerDeletion: true };
+  const gate = firstSync && options.daemonSetGate !== undefined && node.spec?.unschedulable !== true;
+  const updated: V1Node = {
+    ...node,
+    metadata: {
+      ...metadata,
+      ...(gate ? { annotations: { ...metadata.annotations, [DAEMONSET_GATE_ANNOTATION]: options.daemonSetGate ?? '' } } : {}),
+      labels: { ...metadata.labels, ...(claim.metadata.labels ?? {}), [REGISTERED_LABEL]: 'true' },
+      finalizers: [...new Set([...(metadata.finalizers ?? []), TERMINATION_FINALIZER])],
+      ownerReferences: [...(metadata.ownerReferences ?? []).filter((o) => o.uid !== claim.metadata.uid), owner],
+    },
+    spec: { ...node.spec, taints, ...(gate ? { unschedulable: true } : {}) },
+  };
+  return updated;
 }
