@@ -1,5 +1,5 @@
 // The DaemonSet gate's reads (core/provisioning/daemonset-gate.ts says why the gate exists).
-import { daemonSetsFor, daemonSetsWaiting } from '../../core/provisioning/daemonset-gate';
+import { daemonSetsFor, daemonSetsInFlight, daemonSetsWaiting } from '../../core/provisioning/daemonset-gate';
 import { taintSchema } from '../../core/scheduling/taints';
 import { type KubeClients } from './clients';
 import { isForbidden, isNotFound } from './errors';
@@ -26,4 +26,16 @@ export async function daemonSetsNotOnNode(kube: KubeClients, expected: readonly 
   if (expected.length === 0) return [];
   const pods = listItems(await kube.getJson('/api/v1/pods', { fieldSelector: `spec.nodeName=${nodeName}` }));
   return daemonSetsWaiting(expected, pods, nodeName);
+}
+
+/**
+ * Which of `waiting` have no pod for the node that kube-scheduler judged unschedulable: not
+ * created yet, or not yet tried (core/provisioning/daemonset-gate.ts daemonSetsInFlight).
+ * Reads each namespace's pods not bound to any node.
+ */
+export async function daemonSetsInFlightTo(kube: KubeClients, waiting: readonly string[], nodeName: string): Promise<string[]> {
+  if (waiting.length === 0) return [];
+  const namespaces = [...new Set(waiting.map((key) => key.slice(0, key.indexOf('/'))))];
+  const unbound = (await Promise.all(namespaces.map(async (ns) => listItems(await kube.getJson(`/api/v1/namespaces/${encodeURIComponent(ns)}/pods`, { fieldSelector: 'spec.nodeName=' }))))).flat();
+  return daemonSetsInFlight(waiting, unbound, nodeName);
 }

@@ -1,11 +1,11 @@
 import { TERMINATION_FINALIZER, durationToMs, type ClusterRef, type CsrPolicyConfig, type LaunchedInstance } from '../../core/lifecycle';
-import { DAEMONSET_GATE_ANNOTATION, DAEMONSET_GATE_MAX_MS, gateHeldMs } from '../../core/provisioning/daemonset-gate';
+import { DAEMONSET_GATE_ANNOTATION, DAEMONSET_GATE_LAG_MAX_MS, DAEMONSET_GATE_MAX_MS, gateHeldMs, gateHolds } from '../../core/provisioning/daemonset-gate';
 import { type ClusterResolver } from '../cluster';
 import { failWith } from '../failures';
 import { attachedVolumes, drainPass } from '../kube/drain';
 import { createEventRecorder } from '../kube/events';
 import { NodeClaimStore, type StoredNodeClaim } from '../kube/nodeclaims';
-import { daemonSetsForNode, daemonSetsNotOnNode } from '../kube/daemonset-gate';
+import { daemonSetsForNode, daemonSetsInFlightTo, daemonSetsNotOnNode } from '../kube/daemonset-gate';
 import { nominatePlannedPods } from '../kube/nominations';
 import { DISRUPTED_TAINT, INITIALIZED_LABEL, NODEPOOL_LABEL, NodeStore, REGISTERED_LABEL, type NodeView } from '../kube/nodes';
 import { activityLog } from '../log';
@@ -178,9 +178,11 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
       // pod while not-ready, and each failure cleared a nomination: the planned pods still
       // Pending are nominated again as the node becomes usable. Those already bound, or
       // nominated here still, are left as they are.
-      // The DaemonSet gate: the node stays cordoned until its DaemonSet pods are bound (or
-      // DAEMONSET_GATE_MAX_MS passed); the planned pods are nominated before it opens.
-      const gateHeld = gateHeldMs(node.annotations[DAEMONSET_GATE_ANNOTATION], now().getTime());
+      // The DaemonSet gate: the node stays cordoned until its DaemonSet pods are bound (or,
+      // past DAEMONSET_GATE_MAX_MS, judged not to fit); the planned pods are nominated before
+      // it opens.
+      const gateStart = now().getTime();
+      const gateHeld = gateHeldMs(node.annotations[DAEMONSET_GATE_ANNOTATION], gateStart);
       let unplaced: string[] = [];
       if (gateHeld !== undefined) {
         // DaemonSet pods usually bind within a second of the node: waited for here a little,
@@ -192,8 +194,13 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
           await new Promise((r) => setTimeout(r, 250));
           unplaced = await daemonSetsNotOnNode(guest, expected, node.name);
         }
-        if (unplaced.length > 0 && (gateHeldMs(node.annotations[DAEMONSET_GATE_ANNOTATION], now().getTime()) ?? 0) < DAEMONSET_GATE_MAX_MS) {
-          const gateBlocker = `node cordoned until its DaemonSet pods are bound (at most ${DAEMONSET_GATE_MAX_MS / 1000} s): waiting for ${unplaced.join(', ')}`;
+        const heldMs = gateHeldMs(node.annotations[DAEMONSET_GATE_ANNOTATION], now().getTime()) ?? 0;
+        // past the short wait, only a pod not yet created or not yet judged holds the node
+        const inFlight = unplaced.length > 0 && heldMs >= DAEMONSET_GATE_MAX_MS ? await daemonSetsInFlightTo(guest, unplaced, node.name) : unplaced;
+        if (gateHolds(heldMs, unplaced, inFlight)) {
+          const gateBlocker = heldMs < DAEMONSET_GATE_MAX_MS
+            ? `node cordoned until its DaemonSet pods are bound: waiting for ${unplaced.join(', ')}`
+            : `node cordoned until its DaemonSet pods are bound (at most ${DAEMONSET_GATE_LAG_MAX_MS / 1000} s while a pod is not yet created or scheduled): waiting for ${inFlight.join(', ')}`;
           await claims.patchStatus(claim, { conditions: [{ type: 'Initialized', status: 'Unknown', reason: 'AwaitingDaemonSetPods', message: gateBlocker }] }, now().toISOString());
           return { initialized: false, blocker: gateBlocker, ready: node.readyCondition };
         }
@@ -205,7 +212,8 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
       if (gateHeld !== undefined) {
         await nodes.liftDaemonSetGate(node.name);
         if (unplaced.length > 0) {
-          await event({ involvedObject: nodeClaimRef(claim), type: 'Warning', reason: 'DaemonSetPodsNotPlaced', message: `Node ${node.name} opened to other pods after ${DAEMONSET_GATE_MAX_MS / 1000} s without a bound pod of ${unplaced.join(', ')}` });
+          const heldS = Math.round((gateHeld + (now().getTime() - gateStart)) / 1000);
+          await event({ involvedObject: nodeClaimRef(claim), type: 'Warning', reason: 'DaemonSetPodsNotPlaced', message: `Node ${node.name} opened to other pods after ${heldS} s without a bound pod of ${unplaced.join(', ')}` });
         }
       }
       await nodes.label(input.nodeName, { [INITIALIZED_LABEL]: 'true' });

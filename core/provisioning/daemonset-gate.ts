@@ -8,9 +8,11 @@
 // So a node autonode registers is cordoned (spec.unschedulable) when some DaemonSet's pods
 // belong on it. Every DaemonSet pod tolerates `node.kubernetes.io/unschedulable` (the
 // DaemonSet controller adds the toleration), no ordinary pod does: the DaemonSet pods bind
-// first. Initialization waits until each of them is bound to the node, or DAEMONSET_GATE_MAX_MS
-// at most (a DaemonSet pod that cannot fit must not hold the node back), then nominates the
-// planned pods and lifts the gate. The annotation marks the cordon as autonode's: a node an
+// first. Initialization waits until each of them is bound to the node, then nominates the
+// planned pods and lifts the gate. A DaemonSet pod that cannot fit must not hold the node
+// back: past DAEMONSET_GATE_MAX_MS the gate opens once each waiting pod has been judged
+// unschedulable by kube-scheduler; a pod not yet created or not yet judged (controller lag)
+// holds it to DAEMONSET_GATE_LAG_MAX_MS. The annotation marks the cordon as autonode's: a node an
 // admin cordoned is never uncordoned by autonode.
 import { z } from 'zod';
 import { daemonSetRunsOn } from '../packing/pools';
@@ -19,8 +21,19 @@ import { expandWorkload } from '../workloads/expand';
 
 /** On a Node autonode cordoned for its DaemonSet pods: when (ISO time). */
 export const DAEMONSET_GATE_ANNOTATION = 'autonode.io/daemonset-gate';
-/** How long initialization waits for the DaemonSet pods before lifting the gate anyway. */
+/**
+ * How long initialization waits for the DaemonSet pods before lifting the gate anyway, when
+ * kube-scheduler has judged a waiting pod and found it does not fit (or it is bound elsewhere).
+ */
 export const DAEMONSET_GATE_MAX_MS = 30_000;
+/**
+ * The longest the gate holds while a DaemonSet's pod for the node has not been created, or
+ * not yet been judged by kube-scheduler: a loaded control plane (the DaemonSet controller and
+ * kube-scheduler behind hundreds of pending pods) can take minutes, and opening the node
+ * before its DaemonSet pod is bound is what the gate is for. `npm run scale` at 3 × 2,000
+ * pods on 2 cores: 94 of 169 nodes without their agent when the gate opened at 30 s.
+ */
+export const DAEMONSET_GATE_LAG_MAX_MS = 300_000;
 
 const ListedDaemonSet = z.object({ metadata: z.object({ deletionTimestamp: z.unknown().optional() }).passthrough() }).passthrough();
 
@@ -63,4 +76,49 @@ export function gateHeldMs(annotation: string | undefined, now: number): number 
   const since = Date.parse(annotation);
   // an unreadable time: treat the gate as over (never keep a node cordoned on a bad value)
   return Number.isNaN(since) ? Number.POSITIVE_INFINITY : Math.max(0, now - since);
+}
+
+const UnboundPod = z.object({
+  metadata: z.object({ namespace: z.string().optional(), ownerReferences: z.array(z.object({ kind: z.string(), name: z.string() })).nullish() }),
+  spec: z.object({
+    nodeName: z.string().optional(),
+    affinity: z.object({
+      nodeAffinity: z.object({
+        requiredDuringSchedulingIgnoredDuringExecution: z.object({
+          nodeSelectorTerms: z.array(z.object({ matchFields: z.array(z.object({ key: z.string(), operator: z.string(), values: z.array(z.string()).nullish() })).nullish() })),
+        }).nullish(),
+      }).nullish(),
+    }).nullish(),
+  }).optional(),
+  status: z.object({ conditions: z.array(z.object({ type: z.string(), status: z.string(), reason: z.string().nullish() })).nullish() }).optional(),
+});
+
+/**
+ * Which of `waiting` (`namespace/name`) are still on their way to the node: no pod of the
+ * DaemonSet for it among `unbound` (the namespaces' pods not bound to any node), or one that
+ * kube-scheduler has not yet judged unschedulable. The DaemonSet controller pins each pod to
+ * its node with a `metadata.name` field term in the pod's required node affinity.
+ */
+export function daemonSetsInFlight(waiting: readonly string[], unbound: readonly unknown[], nodeName: string): string[] {
+  const judged = new Set<string>();
+  for (const item of unbound) {
+    const pod = UnboundPod.safeParse(item);
+    if (!pod.success || (pod.data.spec?.nodeName ?? '') !== '') continue;
+    const terms = pod.data.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+    const forNode = terms.some((t) => (t.matchFields ?? []).some((f) => f.key === 'metadata.name' && f.operator === 'In' && (f.values ?? []).includes(nodeName)));
+    const unschedulable = (pod.data.status?.conditions ?? []).some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
+    if (!forNode || !unschedulable) continue;
+    for (const owner of pod.data.metadata.ownerReferences ?? []) if (owner.kind === 'DaemonSet') judged.add(`${pod.data.metadata.namespace ?? ''}/${owner.name}`);
+  }
+  return waiting.filter((key) => !judged.has(key));
+}
+
+/**
+ * Whether the gate still holds, `heldMs` after it closed, for DaemonSets `unplaced` (no pod
+ * bound) of which `inFlight` have no pod judged yet.
+ */
+export function gateHolds(heldMs: number, unplaced: readonly string[], inFlight: readonly string[]): boolean {
+  if (unplaced.length === 0) return false;
+  if (heldMs < DAEMONSET_GATE_MAX_MS) return true;
+  return inFlight.length > 0 && heldMs < DAEMONSET_GATE_LAG_MAX_MS;
 }

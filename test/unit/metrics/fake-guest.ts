@@ -54,9 +54,9 @@ export async function startFakeGuest(): Promise<FakeGuest> {
         const scope = /^(\/api\/v1|\/apis\/[^/]+\/[^/]+)\/([^/]+)$/.exec(path);
         const inCollection = (p: string) => (p.startsWith(`${path}/`) && !p.slice(path.length + 1).includes('/'))
           || (scope !== null && new RegExp(`^${scope[1]}/namespaces/[^/]+/${scope[2]}/[^/]+$`).test(p));
-        // the one field selector the activities send: spec.nodeName=<name>
+        // the one field selector the activities send: spec.nodeName=<name> ("": not bound yet)
         const nodeName = /^spec\.nodeName=(.*)$/.exec(request.url.searchParams.get('fieldSelector') ?? '')?.[1];
-        const items = [...objects].filter(([p, o]) => inCollection(p) && (nodeName === undefined || (isDoc(o.spec) && o.spec.nodeName === nodeName))).map(([, o]) => o);
+        const items = [...objects].filter(([p, o]) => inCollection(p) && (nodeName === undefined || (isDoc(o.spec) && (o.spec.nodeName ?? '') === nodeName))).map(([, o]) => o);
         // a collection is known by the objects in it, or by its plural (…/nodes, …/nodeclaims)
         if (items.length > 0 || /\/(nodes|pods|daemonsets|poddisruptionbudgets|nodeclaims|nodepools|ec2nodeclasses|events)$/.test(path)) return { status: 200, body: { kind: 'List', apiVersion: 'v1', metadata: {}, items } };
         return apiStatus(404, 'NotFound', `${path} not found`);
