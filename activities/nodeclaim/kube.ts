@@ -212,8 +212,9 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
       if (gateHeld !== undefined) {
         await nodes.liftDaemonSetGate(node.name);
         if (unplaced.length > 0) {
-          const heldS = Math.round((gateHeld + (now().getTime() - gateStart)) / 1000);
-          await event({ involvedObject: nodeClaimRef(claim), type: 'Warning', reason: 'DaemonSetPodsNotPlaced', message: `Node ${node.name} opened to other pods after ${heldS} s without a bound pod of ${unplaced.join(', ')}` });
+          const heldMs = gateHeld + (now().getTime() - gateStart);
+          const after = Number.isFinite(heldMs) ? `after ${Math.round(heldMs / 1000)} s` : 'at once (its gate time was unreadable)';
+          await event({ involvedObject: nodeClaimRef(claim), type: 'Warning', reason: 'DaemonSetPodsNotPlaced', message: `Node ${node.name} opened to other pods ${after} without a bound pod of ${unplaced.join(', ')}` });
         }
       }
       await nodes.label(input.nodeName, { [INITIALIZED_LABEL]: 'true' });

@@ -4,7 +4,7 @@
 // are bound, after DAEMONSET_GATE_MAX_MS with a Warning when they are not.
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createNodeClaimKubeActivities } from '../../../activities/nodeclaim/kube';
-import { DAEMONSET_GATE_ANNOTATION, DAEMONSET_GATE_MAX_MS } from '../../../core/provisioning/daemonset-gate';
+import { DAEMONSET_GATE_ANNOTATION, DAEMONSET_GATE_LAG_MAX_MS, DAEMONSET_GATE_MAX_MS } from '../../../core/provisioning/daemonset-gate';
 import { startFakeGuest, type FakeGuest } from '../metrics/fake-guest';
 import { cluster, instance, policy, putClaim, resolverFor } from './support';
 
@@ -85,12 +85,37 @@ describe('the DaemonSet gate in registration and initialization', () => {
     expect(warnings()).toEqual([]);
   });
 
-  it('opens the node after the gate\'s limit even without the pod, and says so with a Warning', async () => {
+  const putUnboundAgentPod = (judged: boolean) => guest.put('/api/v1/namespaces/ops/pods/agent-y', {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { namespace: 'ops', name: 'agent-y', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'agent', uid: 'uid-agent' }] },
+    // the DaemonSet controller pins its pod to the node by a metadata.name field term
+    spec: { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [instance.privateDnsName] }] }] } } }, containers: [] },
+    status: judged ? { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/1 nodes are available: 1 Insufficient cpu.' }] } : { phase: 'Pending' },
+  });
+
+  it('opens the node after the short wait once kube-scheduler has judged the DaemonSet pod unschedulable, with a Warning', async () => {
     putDaemonSet('agent', { 'karpenter.sh/nodepool': 'a' });
     await register();
+    putUnboundAgentPod(true);
     clock = T0 + DAEMONSET_GATE_MAX_MS;
     expect(await initialize()).toEqual(expect.objectContaining({ initialized: true }));
     expect(node().spec.unschedulable).toBe(false);
     expect(warnings()).toEqual([expect.objectContaining({ reason: 'DaemonSetPodsNotPlaced', message: expect.stringContaining('ops/agent') })]);
+  });
+
+  it('holds past the short wait while the DaemonSet pod is not created or not yet tried, and opens at the lag limit', async () => {
+    putDaemonSet('agent', { 'karpenter.sh/nodepool': 'a' });
+    await register();
+    clock = T0 + DAEMONSET_GATE_MAX_MS;
+    expect(await initialize()).toEqual(expect.objectContaining({ initialized: false, blocker: expect.stringContaining('not yet created or scheduled') }));
+    putUnboundAgentPod(false);
+    clock = T0 + DAEMONSET_GATE_LAG_MAX_MS - 1_000;
+    expect(await initialize()).toEqual(expect.objectContaining({ initialized: false }));
+    expect(node().spec.unschedulable).toBe(true);
+    expect(warnings()).toEqual([]);
+    clock = T0 + DAEMONSET_GATE_LAG_MAX_MS;
+    expect(await initialize()).toEqual(expect.objectContaining({ initialized: true }));
+    expect(node().spec.unschedulable).toBe(false);
+    expect(warnings()).toEqual([expect.objectContaining({ reason: 'DaemonSetPodsNotPlaced', message: expect.stringContaining('after 300 s') })]);
   });
 });

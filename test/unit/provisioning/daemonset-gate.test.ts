@@ -2,7 +2,7 @@
 // belong on a node, which of them have no pod bound there yet, and the provisioner's view of
 // a gated node (capacity on its way, not a cordoned node).
 import { asPlannedCapacity } from '../../../core/provisioning';
-import { DAEMONSET_GATE_ANNOTATION, daemonSetsFor, daemonSetsWaiting, gateHeldMs } from '../../../core/provisioning/daemonset-gate';
+import { DAEMONSET_GATE_ANNOTATION, DAEMONSET_GATE_LAG_MAX_MS, DAEMONSET_GATE_MAX_MS, daemonSetsFor, daemonSetsInFlight, daemonSetsWaiting, gateHeldMs, gateHolds } from '../../../core/provisioning/daemonset-gate';
 
 const daemonSet = (namespace: string, name: string, podSpec: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}) => ({
   metadata: { namespace, name, ...metadata },
@@ -68,5 +68,36 @@ describe('asPlannedCapacity and the gate', () => {
     // an admin's cordon (no annotation) is kept, as is any cordon of an initialized node
     expect(taintsOf(asPlannedCapacity(node({}, false), []))).toHaveLength(1);
     expect(taintsOf(asPlannedCapacity(node({ [DAEMONSET_GATE_ANNOTATION]: '2026-11-28T12:00:00Z' }, true), []))).toHaveLength(1);
+  });
+});
+
+describe('daemonSetsInFlight and gateHolds: how long a pod not yet bound holds the gate', () => {
+  const unbound = (owner: string, node: string, judged: boolean, namespace = 'ops') => ({
+    metadata: { namespace, ownerReferences: [{ kind: 'DaemonSet', name: owner }] },
+    spec: { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] }] } } } },
+    status: judged ? { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] } : {},
+  });
+
+  it('counts a DaemonSet as judged only by its own pod for this node, judged Unschedulable', () => {
+    const waiting = ['ops/agent', 'ops/logs', 'ops/absent', 'other/agent'];
+    const pods = [
+      unbound('agent', 'n1', true),
+      unbound('logs', 'n1', false), // created, not tried yet
+      unbound('absent', 'n2', true), // another node's pod
+      unbound('agent', 'n1', true, 'elsewhere'), // another namespace's DaemonSet of that name
+      { metadata: { namespace: 'other', ownerReferences: [{ kind: 'ReplicaSet', name: 'agent' }] }, spec: {}, status: { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] } },
+      'not a pod',
+    ];
+    expect(daemonSetsInFlight(waiting, pods, 'n1')).toEqual(['ops/logs', 'ops/absent', 'other/agent']);
+  });
+
+  it('holds for the short wait whatever the pods, then only while one is in flight, to the lag limit', () => {
+    expect(gateHolds(DAEMONSET_GATE_MAX_MS - 1, ['a/x'], [])).toBe(true);
+    expect(gateHolds(DAEMONSET_GATE_MAX_MS, ['a/x'], [])).toBe(false);
+    expect(gateHolds(DAEMONSET_GATE_MAX_MS, ['a/x'], ['a/x'])).toBe(true);
+    expect(gateHolds(DAEMONSET_GATE_LAG_MAX_MS - 1, ['a/x'], ['a/x'])).toBe(true);
+    expect(gateHolds(DAEMONSET_GATE_LAG_MAX_MS, ['a/x'], ['a/x'])).toBe(false);
+    expect(gateHolds(0, [], [])).toBe(false);
+    expect(gateHolds(Number.POSITIVE_INFINITY, ['a/x'], ['a/x'])).toBe(false);
   });
 });
