@@ -95,7 +95,8 @@ function guideKind(queue: ClassQueue, context: SolveContext): 'free' | 'hostname
   return own.every(({ group }) => group.key === LabelKey.hostname && group.kind !== 'affinity') ? 'hostname' : undefined;
 }
 
-function free(queue: ClassQueue, context: SolveContext): boolean {
+/** Whether the guide may plan the class (no topology rules, or hostname ones only; no host ports). */
+export function free(queue: ClassQueue, context: SolveContext): boolean {
   return guideKind(queue, context) !== undefined;
 }
 
