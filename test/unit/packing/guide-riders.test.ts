@@ -38,7 +38,8 @@ describe('rider pass on many pools', () => {
     expect(plan.unschedulable).toEqual([]);
     // Weights: every arm node holds a pod no heavier pool admits (od is spent, spot is amd64).
     expect(plan.nodeClaims.filter((c) => c.nodePool === 'arm' && !c.pods.some((pod) => armPods.has(pod))).map((c) => c.name)).toEqual([]);
-    // 22.87 $/h before the rider pass (first pass, then the greedy fill with riders); 21.68 with it.
-    expect(plan.totalPrice).toBeLessThan(22.3);
+    // 22.87 $/h before the rider pass (first pass, then the greedy fill with riders); 21.68
+    // with it; 21.37 with the first pass's independent blocks (od's, batch's) generated apart.
+    expect(plan.totalPrice).toBeLessThan(21.5);
   });
 });
