@@ -95,7 +95,8 @@ function guideKind(queue: ClassQueue, context: SolveContext): 'free' | 'hostname
   return own.every(({ group }) => group.key === LabelKey.hostname && group.kind !== 'affinity') ? 'hostname' : undefined;
 }
 
-function free(queue: ClassQueue, context: SolveContext): boolean {
+/** Whether the guide may plan the class (no topology rules, or hostname ones only; no host ports). */
+export function free(queue: ClassQueue, context: SolveContext): boolean {
   return guideKind(queue, context) !== undefined;
 }
 
@@ -195,7 +196,45 @@ export function guidable(state: PackState, context: SolveContext): boolean {
  */
 export function guideNewClaimsMutating(state: PackState, context: SolveContext, guide: Guide, placed: Set<string>): boolean {
   // Classes in the order the pools list them (most valuable first), each once.
-  const queues = [...new Set(context.pools.flatMap((pool) => state.activeByPool[pool.order] ?? []))].filter((queue) => free(queue, context));
+  const all = [...new Set(context.pools.flatMap((pool) => state.activeByPool[pool.order] ?? []))].filter((queue) => free(queue, context));
+  let ran = false;
+  for (const block of independentBlocks(all, context)) if (guideBlockMutating(state, context, guide, placed, block)) ran = true;
+  return ran;
+}
+
+/**
+ * The classes split where no pool may take classes of two parts (each class on its heaviest
+ * open pools, as the masks below): their LPs are independent, and one generation each
+ * converges further within the same per-generation budget.
+ */
+function independentBlocks(queues: readonly ClassQueue[], context: SolveContext): ClassQueue[][] {
+  const openPools = new Set(context.pools.filter((pool) => pool.types.some((type) => type.offerings.length > 0 && canOpen(pool, type))).map((pool) => pool.order));
+  const parent = context.pools.map((pool) => pool.order);
+  const find = (i: number): number => {
+    while (parent[i] !== i) i = parent[i] ?? i;
+    return i;
+  };
+  const ownPools = queues.map((queue) => {
+    const admitting = context.pools.filter((pool) => openPools.has(pool.order) && maskFor(queue.podClass, pool) !== undefined);
+    const heaviest = Math.max(...admitting.map((pool) => pool.weight));
+    return admitting.filter((pool) => pool.weight === heaviest).map((pool) => pool.order);
+  });
+  for (const pools of ownPools) for (const order of pools.slice(1)) parent[find(order)] = find(pools[0] ?? order);
+  // A class no open pool admits has no column in any block: it stays with the first block
+  // (as it stayed in the one generation before), which keeps one pool's guide unchanged.
+  const firstOwn = ownPools.find((pools) => pools.length > 0)?.[0];
+  const blocks = new Map<number, ClassQueue[]>();
+  queues.forEach((queue, i) => {
+    const own = ownPools[i]?.[0] ?? firstOwn;
+    const root = own === undefined ? -1 : find(own);
+    const block = blocks.get(root);
+    if (block === undefined) blocks.set(root, [queue]);
+    else block.push(queue);
+  });
+  return [...blocks.values()];
+}
+
+function guideBlockMutating(state: PackState, context: SolveContext, guide: Guide, placed: Set<string>, queues: readonly ClassQueue[]): boolean {
   const items = guideItems(queues, context);
   const types: { pool: Pool; type: PoolType }[] = [];
   for (const pool of context.pools) {

@@ -112,7 +112,7 @@ function admits(pool: Pool, queue: ClassQueue): boolean {
 }
 
 /** The first pool by weight that admits the class and has a type for it within its limits (-1: none). */
-function openingPool(queue: ClassQueue, context: SolveContext): number {
+export function openingPool(queue: ClassQueue, context: SolveContext): number {
   for (const pool of context.pools) {
     const feasibility = queue.podClass.feasibility[pool.order];
     if (feasibility === undefined || !feasibility.ok) continue;

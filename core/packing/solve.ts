@@ -20,7 +20,8 @@ import { RiderSeeds } from './riders';
 import { solveFluid } from './fluid';
 import { addInto, Dims, subtract } from './dims';
 import type { PackingInput, PendingPod } from './input';
-import { guidable, guideNewClaimsMutating, type Guide } from './guide';
+import { free, guidable, guideNewClaimsMutating, type Guide } from './guide';
+import { guideRidersMutating } from './guide-riders';
 import type { LinearSolver } from './linear-program';
 import { buildPlan } from './output';
 import { lazily, perPool, type Explanation } from './misses';
@@ -374,6 +375,8 @@ function packNewClaimsMutating(waiting: readonly QueuedPod[], state: PackState, 
     if (guide !== undefined && state.guidable) {
       state.guided = guideNewClaimsMutating(state, context, guide, placed);
       compactActive(state);
+      // Pods left for lighter pools' nodes, as openers and riders (guide-riders.ts).
+      if (state.guided && guideRidersMutating(state, context, { solver: guide.solver, hints: guide.hints, plannable: (queue) => free(queue, context) }, placed)) compactActive(state);
     }
   }
   const seedMutating = (classQueue: ClassQueue): void => {
