@@ -27,6 +27,7 @@ import { maskFor } from './classes';
 import { addToClaimMutating, canAddToClaim, canOpen, openClaimMutating, type Claim } from './claim';
 import type { SolveContext } from './context';
 import { add, subtract } from './dims';
+import { guideBudgets } from './guide';
 import type { LinearSolver } from './linear-program';
 import { remainingOf, type ClassQueue, type PackState } from './pack-state';
 import { PatternGenerator, type Pattern } from './patterns';
@@ -34,20 +35,14 @@ import type { PlannedNodeClaim } from './plan';
 import type { Pool, PoolType } from './pools';
 import { openingPool } from './riders';
 
-/** Budgets as the first pass's (guide.ts): a deterministic stand-in for a time limit. */
-const maxIterations = 40;
-const fastBudget = 3_000_000;
-const workBudget = 1.8e8;
-const roundWork = 0.6e8;
-const maxRounds = 2_000;
-const iterationsPerRound = 2;
+/** The first pass's budgets (guide.ts): a deterministic stand-in for a time limit. */
+const { maxIterations, fastBudget, workBudget, roundWork, maxRounds, iterationsPerRound, maxWork } = guideBudgets;
 /**
  * Rounding stops with this share of the pods left to the greedy fill (its tail costs an LP
  * solve per node). many-pools, natives placed before riders: 0 → 92.11 $/h, 0.02 → 92.17,
  * 0.05 → 91.97, 0.1 → 92.84; riders first (as below): 0 → 92.11, 0.05 → 91.21.
  */
 const leaveToGreedy = 0.05;
-const maxWork = 200_000;
 
 /** Interchangeable pods on the pool's nodes: natives and riders of one request vector and type mask. */
 interface RiderItem {

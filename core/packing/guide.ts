@@ -82,6 +82,8 @@ const roundWork = 0.6e8;
 const leaveToGreedy = 0.05;
 /** Pricing rounds for each residual demand during rounding. */
 const iterationsPerRound = 2;
+/** The budgets above, for the rider pass (guide-riders.ts), which runs under the same ones. */
+export const guideBudgets = { maxIterations, fastBudget, maxRounds, maxWork, workBudget, roundWork, iterationsPerRound } as const;
 
 /**
  * 'free': no topology rule of its own; 'hostname': only hostname anti-affinity and
