@@ -181,9 +181,9 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
       // The DaemonSet gate: the node stays cordoned until its DaemonSet pods are bound (or,
       // past DAEMONSET_GATE_MAX_MS, judged not to fit); the planned pods are nominated before
       // it opens.
-      const gateStart = now().getTime();
-      const gateHeld = gateHeldMs(node.annotations[DAEMONSET_GATE_ANNOTATION], gateStart);
+      const gateHeld = gateHeldMs(node.annotations[DAEMONSET_GATE_ANNOTATION], now().getTime());
       let unplaced: string[] = [];
+      let heldMs = 0;
       if (gateHeld !== undefined) {
         // DaemonSet pods usually bind within a second of the node: waited for here a little,
         // rather than a whole resync of the lifecycle (nothing wakes it when a pod binds)
@@ -194,7 +194,7 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
           await new Promise((r) => setTimeout(r, 250));
           unplaced = await daemonSetsNotOnNode(guest, expected, node.name);
         }
-        const heldMs = gateHeldMs(node.annotations[DAEMONSET_GATE_ANNOTATION], now().getTime()) ?? 0;
+        heldMs = gateHeldMs(node.annotations[DAEMONSET_GATE_ANNOTATION], now().getTime()) ?? 0;
         // past the short wait, only a pod not yet created or not yet judged holds the node
         const inFlight = unplaced.length > 0 && heldMs >= DAEMONSET_GATE_MAX_MS ? await daemonSetsInFlightTo(guest, unplaced, node.name) : unplaced;
         if (gateHolds(heldMs, unplaced, inFlight)) {
@@ -212,7 +212,6 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
       if (gateHeld !== undefined) {
         await nodes.liftDaemonSetGate(node.name);
         if (unplaced.length > 0) {
-          const heldMs = gateHeld + (now().getTime() - gateStart);
           const after = Number.isFinite(heldMs) ? `after ${Math.round(heldMs / 1000)} s` : 'at once (its gate time was unreadable)';
           await event({ involvedObject: nodeClaimRef(claim), type: 'Warning', reason: 'DaemonSetPodsNotPlaced', message: `Node ${node.name} opened to other pods ${after} without a bound pod of ${unplaced.join(', ')}` });
         }

@@ -23,7 +23,7 @@ import { expandWorkload } from '../workloads/expand';
 export const DAEMONSET_GATE_ANNOTATION = 'autonode.io/daemonset-gate';
 /**
  * How long initialization waits for the DaemonSet pods before lifting the gate anyway, when
- * kube-scheduler has judged a waiting pod and found it does not fit (or it is bound elsewhere).
+ * kube-scheduler has judged each waiting pod and found it does not fit.
  */
 export const DAEMONSET_GATE_MAX_MS = 30_000;
 /**
