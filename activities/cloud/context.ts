@@ -1,6 +1,7 @@
 import { type CloudClusterRef } from './domain';
 import { type Clock, type CloudLogger, type Ec2Api } from './ports';
 import { callEc2, type RetryDeps } from './retry';
+import { type InstanceReads } from './instance-reads';
 
 /** What every EC2 operation of one cluster's provider shares. */
 export interface Ec2Context {
@@ -9,8 +10,12 @@ export interface Ec2Context {
   clock: Clock;
   logger: CloudLogger;
   retry: RetryDeps;
+  /** single-instance reads, merged across the cluster's concurrent callers (instance-reads.ts) */
+  reads: InstanceReads;
+  /** launch templates this process ensured, by name, and when (launch-template.ts) */
+  templates: Map<string, { at: number; ref: Promise<{ id: string; name: string }> }>;
 }
 
-export function call<T>(ctx: Ec2Context, operation: string, send: () => Promise<T>): Promise<T> {
+export function call<T>(ctx: Pick<Ec2Context, 'retry'>, operation: string, send: () => Promise<T>): Promise<T> {
   return callEc2(operation, send, ctx.retry);
 }

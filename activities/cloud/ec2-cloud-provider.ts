@@ -1,12 +1,13 @@
 import { type CatalogStore } from './catalog-store';
-import { type CloudClusterRef } from './domain';
+import { type CloudClusterRef, TagKeys } from './domain';
 import { type CloudProvider } from './cloud-provider';
 import { type Clock, type CloudLogger, type Ec2Api, silentLogger, systemClock } from './ports';
 import { defaultRetryPolicy, type RetryEvent, type RetryPolicy } from './retry';
 import { type Ec2Context } from './context';
 import { resolveNodeClass, type AmiResolutionOptions } from './node-class';
 import { launchNodeClaim } from './launch';
-import { findByNodeClaim, getInstance, listInstances, terminateInstance } from './instances';
+import { clusterFilters, describeInstances, findByNodeClaim, getInstance, listInstances, terminateInstance } from './instances';
+import { createInstanceReads } from './instance-reads';
 import { deleteStaleLaunchTemplates, ensureLaunchTemplate } from './launch-template';
 import { collectLeakedInstances } from './gc';
 import { AliasConfigSchema } from './ami-alias';
@@ -50,7 +51,7 @@ export interface Ec2CloudProviderDeps {
 export function createEc2CloudProvider(deps: Ec2CloudProviderDeps): CloudProvider {
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger ?? silentLogger;
-  const ctx: Ec2Context = {
+  const base: Omit<Ec2Context, 'reads' | 'templates'> = {
     ec2: deps.ec2,
     cluster: deps.cluster,
     clock,
@@ -62,6 +63,11 @@ export function createEc2CloudProvider(deps: Ec2CloudProviderDeps): CloudProvide
       ...(deps.onRetry ? { onRetry: deps.onRetry } : {}),
       ...(deps.random ? { random: deps.random } : {}),
     },
+  };
+  const ctx: Ec2Context = {
+    ...base,
+    templates: new Map(),
+    reads: createInstanceReads((query) => describeInstances(base, query), { key: TagKeys.nodeClaim, filters: clusterFilters(base) }),
   };
   const aliasConfig = AliasConfigSchema.parse({ ssmPathPrefix: deps.ssmPathPrefix, kubernetesVersion: deps.kubernetesVersion });
   const amiOptions: AmiResolutionOptions = {

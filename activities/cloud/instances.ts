@@ -40,7 +40,7 @@ export function toCloudInstance(instance: Ec2Instance): CloudInstance | undefine
 }
 
 export async function describeInstances(
-  ctx: Ec2Context,
+  ctx: Pick<Ec2Context, 'ec2' | 'retry'>,
   query: { instanceIds?: string[]; filters?: Filter[] },
 ): Promise<Ec2Instance[]> {
   const found: Ec2Instance[] = [];
@@ -64,7 +64,7 @@ export async function describeInstances(
   return found;
 }
 
-function clusterFilters(ctx: Ec2Context): Filter[] {
+export function clusterFilters(ctx: Pick<Ec2Context, 'cluster'>): Filter[] {
   return [
     { Name: `tag:${TagKeys.cluster(ctx.cluster.name)}`, Values: ['owned'] },
     { Name: 'instance-state-name', Values: [...LIVE_INSTANCE_STATES] },
@@ -82,14 +82,7 @@ export async function getInstance(ctx: Ec2Context, providerId: string): Promise<
 
 /** `resource` names the instance in errors: the provider id when the caller has one. */
 export async function getInstanceById(ctx: Ec2Context, instanceId: string, resource = instanceId): Promise<CloudInstance> {
-  let described: Ec2Instance[];
-  try {
-    described = await describeInstances(ctx, { instanceIds: [instanceId] });
-  } catch (error) {
-    if (isNotFoundError(error)) throw new NotFoundError(resource, 'absent', `instance ${instanceId} does not exist`);
-    throw error;
-  }
-  const raw = described.find((i) => i.InstanceId === instanceId);
+  const raw = await ctx.reads.byId(instanceId);
   if (raw === undefined) throw new NotFoundError(resource, 'absent', `instance ${instanceId} does not exist`);
   if (!isManagedByCluster(raw.Tags, ctx.cluster.name)) {
     throw new NotFoundError(resource, 'not-owned', `instance ${instanceId} is not a node of cluster ${ctx.cluster.name}`);
@@ -103,9 +96,7 @@ export async function getInstanceById(ctx: Ec2Context, instanceId: string, resou
 
 /** The live instance launched for a NodeClaim, if any: the business key of launch. */
 export async function findByNodeClaim(ctx: Ec2Context, nodeClaimName: string): Promise<CloudInstance | undefined> {
-  const raw = await describeInstances(ctx, {
-    filters: [...clusterFilters(ctx), { Name: `tag:${TagKeys.nodeClaim}`, Values: [nodeClaimName] }],
-  });
+  const raw = await ctx.reads.byTag(nodeClaimName);
   const live = raw
     .filter((i) => isManagedByCluster(i.Tags, ctx.cluster.name))
     .map(toCloudInstance)

@@ -111,8 +111,39 @@ async function describeTemplates(ctx: Ec2Context, filters: Filter[]): Promise<La
   return found;
 }
 
-export async function ensureLaunchTemplate(ctx: Ec2Context, content: LaunchTemplateContent): Promise<LaunchTemplateRef> {
+/**
+ * How long a template this process ensured is used without asking EC2 again. Templates are
+ * content-addressed and only this cluster's node-class reconcile deletes them (stale ones),
+ * so a kept name goes wrong only when someone deletes the template by hand; a launch that
+ * EC2 refuses for its template forgets it (`forgetLaunchTemplates`). Karpenter keeps its
+ * ensured templates in memory the same way.
+ */
+export const LAUNCH_TEMPLATE_KEEP_MS = 5 * 60_000;
+
+/**
+ * The template for `content`, created if absent. Every launch of a burst needs the same one:
+ * concurrent calls share one look-up, and a found template is kept for
+ * `LAUNCH_TEMPLATE_KEEP_MS`, so a burst describes it once instead of once per claim.
+ */
+export function ensureLaunchTemplate(ctx: Ec2Context, content: LaunchTemplateContent): Promise<LaunchTemplateRef> {
   const name = launchTemplateName(ctx.cluster.name, content);
+  const at = ctx.clock.now().getTime();
+  const kept = ctx.templates.get(name);
+  if (kept && at - kept.at < LAUNCH_TEMPLATE_KEEP_MS) return kept.ref;
+  const ref = ensureNamed(ctx, name, content);
+  ctx.templates.set(name, { at, ref });
+  ref.catch(() => {
+    if (ctx.templates.get(name)?.ref === ref) ctx.templates.delete(name);
+  });
+  return ref;
+}
+
+/** Launches refused for these templates (deleted behind this process's back): look them up again next time. */
+export function forgetLaunchTemplates(ctx: Ec2Context, names: readonly string[]): void {
+  for (const name of names) ctx.templates.delete(name);
+}
+
+async function ensureNamed(ctx: Ec2Context, name: string, content: LaunchTemplateContent): Promise<LaunchTemplateRef> {
   const byName: Filter[] = [{ Name: 'launch-template-name', Values: [name] }];
   const existing = (await describeTemplates(ctx, byName))[0];
   if (existing) return existing;
@@ -124,7 +155,7 @@ export async function ensureLaunchTemplate(ctx: Ec2Context, content: LaunchTempl
     ctx.logger.info({ launchTemplate: name }, 'created launch template');
     return { id: created.LaunchTemplate.LaunchTemplateId, name };
   } catch (error) {
-    // A concurrent launch (or a retry whose response was lost) created it: same content, same name.
+    // Another worker (or a retry whose response was lost) created it: same content, same name.
     if (isInvalidRequestError(error) && error.awsCode === 'InvalidLaunchTemplateName.AlreadyExistsException') {
       const raced = (await describeTemplates(ctx, byName))[0];
       if (raced) return raced;
@@ -152,6 +183,7 @@ export async function deleteStaleLaunchTemplates(
     }
     deleted.push(template.name);
   }
+  forgetLaunchTemplates(ctx, deleted);
   if (deleted.length > 0) ctx.logger.info({ deleted }, 'deleted stale launch templates');
   return deleted;
 }

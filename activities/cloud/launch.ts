@@ -21,13 +21,14 @@ import {
   InsufficientCapacityError,
   InvalidRequestError,
   TransientCloudError,
+  isInvalidRequestError,
   isNotFoundError,
 } from './errors';
 import { classifyAwsError, isRetryableClass, missingPermissions } from './classify';
 import { backoffDelayMs, toCloudError } from './retry';
 import { overridesByImage, planFleet, type FleetOverride, type InstanceTypeOption, type SubnetChoice } from './overrides';
 import { exhaustedBesidesLaunched, launchedInstanceIds, summarizeFleetErrors } from './fleet-response';
-import { ensureLaunchTemplate, canonicalJson, type LaunchTemplateContent, type LaunchTemplateRef, type MetadataOptions } from './launch-template';
+import { ensureLaunchTemplate, forgetLaunchTemplates, canonicalJson, type LaunchTemplateContent, type LaunchTemplateRef, type MetadataOptions } from './launch-template';
 import {
   effectiveBlockDeviceMappings,
   ephemeralVolumeSize,
@@ -246,6 +247,9 @@ function launchFailure(nodeClaimName: string, output: CreateFleetOutput, summary
   return new TransientCloudError('CreateFleet', 'NoInstances', 1, `CreateFleet ${output.FleetId ?? ''} for NodeClaim ${nodeClaimName} returned neither instances nor errors`);
 }
 
+/** EC2's codes for a launch template it cannot use (InvalidLaunchTemplateId.NotFound, InvalidLaunchTemplateName.NotFoundException, …). */
+const isTemplateError = (code: string): boolean => code.startsWith('InvalidLaunchTemplate');
+
 /** DescribeInstances is eventually consistent right after a launch: NotFound there means "not yet". */
 async function describeLaunched(ctx: Ec2Context, instanceId: string): Promise<CloudInstance> {
   const attempts = ctx.retry.policy.maxAttempts;
@@ -314,11 +318,19 @@ export async function launchNodeClaim(ctx: Ec2Context, request: LaunchRequest): 
     if (launchedMeanwhile) return { instance: launchedMeanwhile, reused: true, exhaustedOfferings: [] };
     request.signal?.throwIfAborted();
   }
-  const outcome = await createFleetIdempotently(ctx, request.nodeClaim.name, input);
+  // A template refused by EC2 was deleted behind this process's back: the next launch looks it up again.
+  const templateNames = configs.map((c) => c.launchTemplate.name);
+  const outcome = await createFleetIdempotently(ctx, request.nodeClaim.name, input).catch((error: unknown) => {
+    // EC2 (and moto) answer InvalidLaunchTemplateId.NotFound, read as NotFound named by the code
+    const code = isInvalidRequestError(error) ? error.awsCode : isNotFoundError(error) ? error.resource : '';
+    if (isTemplateError(code)) forgetLaunchTemplates(ctx, templateNames);
+    throw error;
+  });
   if (outcome.kind === 'found') return { instance: outcome.instance, reused: true, exhaustedOfferings: [] };
 
   const zoneOfSubnet = new Map(request.nodeClass.subnets.map((s) => [s.id, s.zone]));
   const summary = summarizeFleetErrors(outcome.output, { requestedCapacityType: plan.capacityType, zoneOfSubnet });
+  if (summary.other.some((e) => isTemplateError(e.code))) forgetLaunchTemplates(ctx, templateNames);
   const launched = launchedInstanceIds(outcome.output, plan.capacityType)[0];
   if (launched === undefined) throw launchFailure(request.nodeClaim.name, outcome.output, summary);
 

@@ -28,7 +28,7 @@ import { isNotFound } from '../kube/errors';
 import { createEventRecorder } from '../kube/events';
 import { NodeClaimStore } from '../kube/nodeclaims';
 import { recordNodeClassResolution } from '../kube/nodeclasses';
-import { ResolutionCache } from '../cloud/resolution-cache';
+import { RESOLUTION_MAX_STALE_MS, ResolutionCache } from '../cloud/resolution-cache';
 import { NODEPOOL_LABEL } from '../kube/nodes';
 import { nodeClaimRef, type ClaimRef } from './kube';
 import { type AutonodeMetrics } from '../metrics';
@@ -117,7 +117,7 @@ const StoredNodeClassSchema = z.object({ metadata: z.object({ name: z.string() }
 export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
   const now = deps.now ?? (() => new Date());
   // the claims of one batch launch together: they share one lookup of their class
-  const resolutions = new ResolutionCache(10_000);
+  const resolutions = new ResolutionCache(10_000, Date.now, RESOLUTION_MAX_STALE_MS);
   const connect = async (cluster: ClusterRef) => {
     const c = await deps.resolve(cluster);
     return { ...c, claims: new NodeClaimStore(c.guest), event: createEventRecorder(c.guest.core) };

@@ -18,6 +18,7 @@ import { apiStatus, isConflict, isNotFound } from '../kube/errors';
 import { createEventSink, type EventSink } from '../kube/event-sink';
 import { createEventRecorder, type RecordEvent } from '../kube/events';
 import { ResolutionCache, cloudCatalog } from './catalog';
+import { RESOLUTION_MAX_STALE_MS } from '../cloud/resolution-cache';
 import { multiNodeSearch, planView, simulateMove, withoutNodes, type MoveSimulationResult, type PlanOptions, type Planning, type PodEventType } from './plan-view';
 import { newNodesBound } from '../../core/packing/bound';
 import { createSolverThread, type SolverThread } from './solver-thread';
@@ -99,7 +100,8 @@ export interface MultiNodeSimulation {
 export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
   const now = deps.now ?? (() => new Date());
   const solver = deps.solver ?? createSolverThread();
-  const resolutions = new ResolutionCache();
+  // packing plans on a class resolution up to minutes old rather than wait on EC2 (resolution-cache.ts)
+  const resolutions = new ResolutionCache(15_000, Date.now, RESOLUTION_MAX_STALE_MS);
   // one background event sink per cluster, for the worker's lifetime
   const sinks = new Map<string, EventSink>();
   const sinkFor = (cluster: string, record: RecordEvent) => {

@@ -30,6 +30,8 @@ export interface CloudHarness {
   cluster: CloudClusterRef;
   proxy: Ec2FaultProxy;
   provider: CloudProvider;
+  /** the same cluster's provider as another worker process holds it: nothing kept in memory is shared */
+  otherWorker: CloudProvider;
   /** straight to moto, for fixtures and for checking what really exists */
   direct: EC2Client;
   retries: RetryEvent[];
@@ -68,11 +70,13 @@ export async function startCloudHarness(): Promise<CloudHarness> {
     retryPolicy: { maxAttempts: 5, baseDelayMs: 20, maxDelayMs: 200 },
     onRetry: (event) => retries.push(event),
   });
+  const otherWorker = createEc2CloudProvider({ ec2: viaProxy, cluster, retryPolicy: { maxAttempts: 5, baseDelayMs: 20, maxDelayMs: 200 } });
   const fixtures = await createFixtures(direct, cluster.name);
   return {
     cluster,
     proxy,
     provider,
+    otherWorker,
     direct,
     retries,
     fixtures,

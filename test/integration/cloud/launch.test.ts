@@ -1,7 +1,14 @@
-import { DescribeInstancesCommand, DescribeLaunchTemplateVersionsCommand } from '@aws-sdk/client-ec2';
+import { DeleteLaunchTemplateCommand, DescribeInstancesCommand, DescribeLaunchTemplatesCommand, DescribeLaunchTemplateVersionsCommand } from '@aws-sdk/client-ec2';
 import { startCloudHarness, aLaunchRequest, liveInstancesOf, offerings, type CloudHarness } from '../../support/cloud';
-import { isAuthorizationError, isInsufficientCapacityError, isInvalidRequestError, type InstanceTypeOption } from '../../../activities/cloud';
+import { isAuthorizationError, isInsufficientCapacityError, isInvalidRequestError, isNotFoundError, type InstanceTypeOption } from '../../../activities/cloud';
 import { FRESH_LOOKUP_MS } from '../../../activities/cloud/launch';
+import { randomUUID } from 'node:crypto';
+
+/** The request with user data of its own: a launch template this process has not kept yet (launch-template.ts). */
+const withFreshTemplate = <T extends { nodeClass: { userData: string } }>(request: T): T => ({
+  ...request,
+  nodeClass: { ...request.nodeClass, userData: `${request.nodeClass.userData}\n# ${randomUUID()}` },
+});
 
 async function eventuallyTrue(check: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -111,7 +118,8 @@ describe('launching a NodeClaim through CreateFleet', () => {
   });
 
   it('an attempt overtaken while it was slow finds the instance a later attempt launched, and launches no second one', async () => {
-    const request = await aLaunchRequest(h);
+    // a template no launch has used yet: this process must look it up
+    const request = withFreshTemplate(await aLaunchRequest(h));
     // the first attempt looks for the claim's instance, then stalls before its launch
     // template is found (a loaded worker, throttled calls) for longer than FRESH_LOOKUP_MS
     let release!: () => void;
@@ -119,8 +127,8 @@ describe('launching a NodeClaim through CreateFleet', () => {
     h.proxy.inject({ kind: 'hold', action: 'DescribeLaunchTemplates', hold: () => held });
     const first = h.provider.launch(request);
     await eventuallyTrue(() => h.proxy.injected.length > 0);
-    // meanwhile the server gave up on it and a second attempt launched
-    const second = await h.provider.launch(request);
+    // meanwhile the server gave up on it and a second attempt launched, on another worker
+    const second = await h.otherWorker.launch(request);
     expect(second.reused).toBe(false);
     await new Promise((r) => setTimeout(r, FRESH_LOOKUP_MS + 500));
     release();
@@ -142,7 +150,7 @@ describe('launching a NodeClaim through CreateFleet', () => {
   });
 
   it('absorbs throttling and 5xx without failing the launch', async () => {
-    const request = await aLaunchRequest(h);
+    const request = withFreshTemplate(await aLaunchRequest(h));
     h.proxy.inject({ kind: 'throttle', action: 'CreateFleet', times: 2 });
     h.proxy.inject({ kind: 'server-error', action: 'DescribeInstances', times: 1 });
     h.proxy.inject({ kind: 'throttle', action: 'DescribeLaunchTemplates', times: 1 });
@@ -163,6 +171,26 @@ describe('launching a NodeClaim through CreateFleet', () => {
     ]);
     expect(await liveInstancesOf(h, request.nodeClaim.name)).toEqual([result.instance.instanceId]);
     process.stdout.write(`[measure] retries absorbed in one launch: ${h.retries.length}\n`);
+  });
+
+  it('a launch refused for a template deleted behind its back forgets it: the next launch creates it again', async () => {
+    const request = withFreshTemplate(await aLaunchRequest(h));
+    const owned = async () =>
+      ((await h.direct.send(new DescribeLaunchTemplatesCommand({ Filters: [{ Name: `tag:kubernetes.io/cluster/${h.cluster.name}`, Values: ['owned'] }] }))).LaunchTemplates ?? []).map((t) => t.LaunchTemplateId);
+    const before = await owned();
+    const launched = await h.provider.launch(request);
+    const created = (await owned()).filter((id) => !before.includes(id));
+    expect(created).toHaveLength(1);
+    await h.direct.send(new DeleteLaunchTemplateCommand({ LaunchTemplateId: created[0] }));
+    await h.provider.terminate(launched.instance.providerId);
+    const again = { ...request, nodeClaim: { name: `${request.nodeClaim.name}-b`, uid: randomUUID() } };
+    const refused = await h.provider.launch(again).catch((e: unknown) => e);
+    if (!isNotFoundError(refused)) throw refused;
+    expect(refused.message).toContain('InvalidLaunchTemplateId.NotFound');
+    // forgotten: this launch looks the template up, finds none, and creates it again
+    const third = await h.provider.launch({ ...request, nodeClaim: { name: `${request.nodeClaim.name}-c`, uid: randomUUID() } });
+    expect(await liveInstancesOf(h, `${request.nodeClaim.name}-c`)).toEqual([third.instance.instanceId]);
+    await h.provider.terminate(third.instance.providerId);
   });
 
   it('fails at once, naming the missing permission, when CreateFleet is not authorised', async () => {

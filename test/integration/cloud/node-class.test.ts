@@ -81,25 +81,34 @@ describe('launch templates', () => {
     const second = await h.provider.ensureLaunchTemplate(content(h, 'v2'));
 
     expect(again).toEqual(first);
+    // kept in memory: a burst's launches describe their template once
+    const described = h.proxy.count('DescribeLaunchTemplates');
+    await Promise.all([h.provider.ensureLaunchTemplate(content(h, 'v1')), h.provider.ensureLaunchTemplate(content(h, 'v1'))]);
+    expect(h.proxy.count('DescribeLaunchTemplates')).toBe(described);
     expect(first.name).toMatch(new RegExp(`^autonode/${h.cluster.name}/default/[0-9a-f]{16}$`));
     expect(second.name).not.toBe(first.name);
 
     const deleted = await h.provider.deleteStaleLaunchTemplates({ nodeClassName: 'default', keep: [second.name] });
     expect(deleted).toEqual([first.name]);
     expect(await h.provider.deleteStaleLaunchTemplates({ nodeClassName: 'default', keep: [second.name] })).toEqual([]);
+    // the deleted one is forgotten: ensuring it again creates it again
+    const recreated = await h.provider.ensureLaunchTemplate(content(h, 'v1'));
+    expect(recreated.name).toBe(first.name);
+    expect(recreated.id).not.toBe(first.id);
   });
 
   it('treats AlreadyExists from a concurrent creation as success', async () => {
-    // The race made deterministic: the first creation is held at the proxy while a second
-    // ensure creates the template, so moto answers the first with AlreadyExists. (Two
-    // creations merely sent together can both succeed on moto, which does not check names
-    // atomically, and leave two templates of one name: a CI run failed on that.)
+    // The race made deterministic: the first creation is held at the proxy while another
+    // worker's ensure creates the template, so moto answers the first with AlreadyExists.
+    // (Within one process concurrent ensures share one call. Two creations merely sent
+    // together can both succeed on moto, which does not check names atomically, and leave
+    // two templates of one name: a CI run failed on that.)
     let concurrent: ReturnType<CloudHarness['provider']['ensureLaunchTemplate']> | undefined;
     h.proxy.inject({
       kind: 'hold',
       action: 'CreateLaunchTemplate',
       hold: async () => {
-        concurrent = h.provider.ensureLaunchTemplate(content(h, 'race'));
+        concurrent = h.otherWorker.ensureLaunchTemplate(content(h, 'race'));
         await concurrent;
       },
     });

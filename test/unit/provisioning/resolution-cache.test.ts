@@ -30,6 +30,53 @@ describe('ResolutionCache', () => {
     expect(c.calls).toHaveLength(2);
   });
 
+  it('past ttl and before maxStale, answers the kept resolution at once and looks up again behind it', async () => {
+    let now = 0;
+    const cache = new ResolutionCache(15_000, () => now, 60_000);
+    let release: () => void = () => undefined;
+    const calls: number[] = [];
+    const slow = {
+      resolveNodeClass: async () => {
+        calls.push(now);
+        if (calls.length > 1) await new Promise<void>((resolve) => (release = resolve));
+        return { ready: true, conditions: [], subnets: [{ id: `subnet-${calls.length}` }] } as unknown as Resolution;
+      },
+    };
+    const first = await cache.resolve('a', slow, input);
+    now = 30_000;
+    // the refresh is held: the caller still gets the kept resolution, without waiting
+    await expect(cache.resolve('a', slow, input)).resolves.toBe(first);
+    await expect(cache.resolve('a', slow, input)).resolves.toBe(first);
+    expect(calls).toEqual([0, 30_000]);
+    release();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((await cache.resolve('a', slow, input)).subnets).toEqual([{ id: 'subnet-2' }]);
+    // too old to serve: the caller waits for the lookup
+    now = 30_000 + 60_000;
+    const waited = cache.resolve('a', slow, input);
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    expect((await waited).subnets).toEqual([{ id: 'subnet-3' }]);
+  });
+
+  it('a refresh that fails behind a kept resolution leaves it in place', async () => {
+    let now = 0;
+    const cache = new ResolutionCache(15_000, () => now, 60_000);
+    let fail = false;
+    const flaky = {
+      resolveNodeClass: async () => {
+        if (fail) throw new Error('throttled');
+        return { ready: true, conditions: [] } as unknown as Resolution;
+      },
+    };
+    const kept = await cache.resolve('a', flaky, input);
+    fail = true;
+    now = 20_000;
+    await expect(cache.resolve('a', flaky, input)).resolves.toBe(kept);
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(cache.resolve('a', flaky, input)).resolves.toBe(kept);
+  });
+
   it('never keeps a class that is not ready: a fix shows at the next lookup', async () => {
     const cache = new ResolutionCache(15_000, () => 0);
     const c = cloud([false, true, true]);
