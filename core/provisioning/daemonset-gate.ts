@@ -54,8 +54,16 @@ export function daemonSetsFor(items: readonly unknown[], labels: Readonly<Record
     .sort();
 }
 
+/** A pod's identity as the gate keys DaemonSets: its namespace and owners. */
+const PodMetadata = z.object({ namespace: z.string().optional(), ownerReferences: z.array(z.object({ kind: z.string(), name: z.string() })).nullish() });
+
+/** The DaemonSets (`namespace/name`) that own a pod. */
+function daemonSetOwnerKeys(metadata: z.infer<typeof PodMetadata>): string[] {
+  return (metadata.ownerReferences ?? []).filter((owner) => owner.kind === 'DaemonSet').map((owner) => `${metadata.namespace ?? ''}/${owner.name}`);
+}
+
 const PodOnNode = z.object({
-  metadata: z.object({ namespace: z.string().optional(), ownerReferences: z.array(z.object({ kind: z.string(), name: z.string() })).nullish() }),
+  metadata: PodMetadata,
   spec: z.object({ nodeName: z.string().optional() }).optional(),
 });
 
@@ -65,7 +73,7 @@ export function daemonSetsWaiting(expected: readonly string[], pods: readonly un
   for (const item of pods) {
     const pod = PodOnNode.safeParse(item);
     if (!pod.success || pod.data.spec?.nodeName !== nodeName) continue;
-    for (const owner of pod.data.metadata.ownerReferences ?? []) if (owner.kind === 'DaemonSet') placed.add(`${pod.data.metadata.namespace ?? ''}/${owner.name}`);
+    for (const key of daemonSetOwnerKeys(pod.data.metadata)) placed.add(key);
   }
   return expected.filter((key) => !placed.has(key));
 }
@@ -79,7 +87,7 @@ export function gateHeldMs(annotation: string | undefined, now: number): number 
 }
 
 const UnboundPod = z.object({
-  metadata: z.object({ namespace: z.string().optional(), ownerReferences: z.array(z.object({ kind: z.string(), name: z.string() })).nullish() }),
+  metadata: PodMetadata,
   spec: z.object({
     nodeName: z.string().optional(),
     affinity: z.object({
@@ -108,7 +116,7 @@ export function daemonSetsInFlight(waiting: readonly string[], unbound: readonly
     const forNode = terms.some((t) => (t.matchFields ?? []).some((f) => f.key === 'metadata.name' && f.operator === 'In' && (f.values ?? []).includes(nodeName)));
     const unschedulable = (pod.data.status?.conditions ?? []).some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
     if (!forNode || !unschedulable) continue;
-    for (const owner of pod.data.metadata.ownerReferences ?? []) if (owner.kind === 'DaemonSet') judged.add(`${pod.data.metadata.namespace ?? ''}/${owner.name}`);
+    for (const key of daemonSetOwnerKeys(pod.data.metadata)) judged.add(key);
   }
   return waiting.filter((key) => !judged.has(key));
 }
