@@ -3,6 +3,9 @@ import { z } from 'zod';
 import { durationToMs } from '../core/lifecycle/duration';
 import { PayloadKeySourceSchema } from './codec/keyring';
 
+/** The control worker's workflow task slots unless configured (AUTONODE_MAX_CONCURRENT_WORKFLOW_TASKS). */
+export const DEFAULT_WORKFLOW_TASK_SLOTS = 10;
+
 /**
  * The worker's configuration, read once from the environment at start-up and validated:
  * a bad value stops the process with a message naming the variable.
@@ -58,6 +61,15 @@ export const WorkerConfigSchema = z.object({
    * with the shipped 512 MiB. docs/capacity.md sizes it.
    */
   AUTONODE_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
+  /**
+   * Workflow tasks the control worker runs at once (SDK maxConcurrentWorkflowTaskExecutions,
+   * whose own default is 40). A task a worker has taken but not finished within its 10 s
+   * timeout is retried, and after three attempts Temporal stretches each retry's timeout
+   * (up to 10 minutes, `history.workflowTaskRetryMaxInterval`): 40 tasks taken at once by a
+   * worker short of CPU left NodeClaims waiting minutes in `npm run scale`. Fewer slots keep
+   * the surplus queued on the server, where another worker takes it.
+   */
+  AUTONODE_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).default(DEFAULT_WORKFLOW_TASK_SLOTS),
   /**
    * A workflow bundle built ahead of time (`bundleWorkflowCode` of workflows/, with the
    * codec's failureConverterPath when payloads are encrypted). Unset: the one `npm run build`

@@ -157,6 +157,7 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
     run: config.AUTONODE_WORKER_QUEUES,
     dataConverter,
     maxCachedWorkflows,
+    maxConcurrentWorkflowTasks: config.AUTONODE_MAX_CONCURRENT_WORKFLOW_TASKS,
     taskQueues: { control: config.AUTONODE_TASK_QUEUE_CONTROL, cloud: config.AUTONODE_TASK_QUEUE_CLOUD, packing: config.AUTONODE_TASK_QUEUE_PACKING },
     metrics,
     ...(deployment ? { deployment } : {}),

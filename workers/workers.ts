@@ -1,3 +1,4 @@
+import { DEFAULT_WORKFLOW_TASK_SLOTS } from './config';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { type ClusterResolver } from '../activities/cluster';
 import { createNodeCsrReviewer } from '../activities/nodeclaim/csr-review';
@@ -46,6 +47,8 @@ export interface AutonodeWorkersOptions {
   metrics?: AutonodeMetrics;
   /** the control worker's workflow cache (SDK maxCachedWorkflows); absent: sized from the heap and container memory limits (sizing.ts) */
   maxCachedWorkflows?: number;
+  /** the control worker's workflow task slots (SDK maxConcurrentWorkflowTaskExecutions); absent: 10 (config.ts says why) */
+  maxConcurrentWorkflowTasks?: number;
   /** this build's Worker Deployment Version (ADR 0009); absent: unversioned workers */
   deployment?: WorkerDeploymentVersion;
   /** each cluster's SQS client (its role), for interruption queues; without it a cluster naming a queue gets a poll failure saying so */
@@ -113,6 +116,7 @@ export async function createAutonodeWorkers(options: AutonodeWorkersOptions): Pr
     taskQueue: queues.control,
     ...options.workflows,
     maxCachedWorkflows: options.maxCachedWorkflows ?? workflowCacheSize({ heapLimitMiB: heapLimitMiB(), memoryLimitMiB: containerMemoryLimitMiB() }),
+    maxConcurrentWorkflowTaskExecutions: options.maxConcurrentWorkflowTasks ?? DEFAULT_WORKFLOW_TASK_SLOTS,
     activities: controlActivities,
     // Ctrl-C / SIGTERM: give running activities a moment, then stop.
     shutdownGraceTime: '10 seconds',

@@ -80,6 +80,7 @@ interface Options {
   deleteTimeout: number;
   settle: number;
   cache: number | undefined;
+  workflowTasks: number | undefined;
   workerHeapMb: number | undefined;
   workerSettings: 'shipped' | 'defaults';
   workerCpuProf: string | undefined;
@@ -114,6 +115,7 @@ function parseOptions(argv: readonly string[]): Options {
     .option('--delete-timeout <s>', 'phase 3 (nothing left) gives up after', int, 480)
     .option('--settle <s>', 'consolidated = the node count unchanged this long, nothing deleting', int, 90)
     .option('--cache <n>', 'AUTONODE_MAX_CACHED_WORKFLOWS of each worker', int)
+    .option('--workflow-tasks <n>', 'AUTONODE_MAX_CONCURRENT_WORKFLOW_TASKS of each worker (default: the worker\'s, 10)', int)
     .option('--worker-heap-mb <n>', "each worker's --max-old-space-size", int)
     .option('--worker-cpu-prof <dir>', 'write a V8 CPU profile of each worker incarnation that lives to the end (SIGTERM) into <dir>; pair with --no-kill: a SIGKILLed incarnation writes none')
     .option('--worker-settings <kind>', "shipped: the compiled build (npm run build) with k8s/worker/worker.yaml's heap, cache and resync (overridden by --cache / --worker-heap-mb); defaults: the source through tsx with Node's and autonode's defaults", 'shipped')
@@ -515,6 +517,7 @@ async function main(): Promise<void> {
           AUTONODE_CATALOG_CACHE_DIR: join(info.dir, 'catalog-cache', `w${slot.index}`),
           ...workflowBundle,
           ...(o.cache !== undefined ? { AUTONODE_MAX_CACHED_WORKFLOWS: String(o.cache) } : {}),
+          ...(o.workflowTasks !== undefined ? { AUTONODE_MAX_CONCURRENT_WORKFLOW_TASKS: String(o.workflowTasks) } : {}),
         },
       });
     };

@@ -34,7 +34,7 @@ export function heapMbOf(nodeOptions: string | undefined): number | undefined {
  * log level, identity, versioning).
  */
 export function shippedWorkerTuning(env: Record<string, string>): { heapMb: number | undefined; env: Record<string, string> } {
-  const keep = ['AUTONODE_MAX_CACHED_WORKFLOWS', 'AUTONODE_STEADY_RESYNC', 'AUTONODE_CLOUD_RPS'];
+  const keep = ['AUTONODE_MAX_CACHED_WORKFLOWS', 'AUTONODE_MAX_CONCURRENT_WORKFLOW_TASKS', 'AUTONODE_STEADY_RESYNC', 'AUTONODE_CLOUD_RPS'];
   return { heapMb: heapMbOf(env.NODE_OPTIONS), env: Object.fromEntries(keep.flatMap((k) => (env[k] !== undefined ? [[k, env[k]]] : []))) };
 }
 

@@ -17,6 +17,12 @@ describe('observability settings', () => {
     expect(() => parseWorkerConfig({ AUTONODE_LOG_LEVEL: 'verbose' })).toThrow(/AUTONODE_LOG_LEVEL/);
   });
 
+  it('take 10 workflow tasks at once unless AUTONODE_MAX_CONCURRENT_WORKFLOW_TASKS says otherwise (the SDK needs at least 2)', () => {
+    expect(parseWorkerConfig({}).AUTONODE_MAX_CONCURRENT_WORKFLOW_TASKS).toBe(10);
+    expect(parseWorkerConfig({ AUTONODE_MAX_CONCURRENT_WORKFLOW_TASKS: '40' }).AUTONODE_MAX_CONCURRENT_WORKFLOW_TASKS).toBe(40);
+    expect(() => parseWorkerConfig({ AUTONODE_MAX_CONCURRENT_WORKFLOW_TASKS: '1' })).toThrow(/AUTONODE_MAX_CONCURRENT_WORKFLOW_TASKS/);
+  });
+
   it('leave the workflow cache to the memory budget (workers/sizing.ts) unless AUTONODE_MAX_CACHED_WORKFLOWS sizes it', () => {
     expect(parseWorkerConfig({}).AUTONODE_MAX_CACHED_WORKFLOWS).toBeUndefined();
     expect(parseWorkerConfig({ AUTONODE_MAX_CACHED_WORKFLOWS: '10000' }).AUTONODE_MAX_CACHED_WORKFLOWS).toBe(10_000);
