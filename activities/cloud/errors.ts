@@ -44,6 +44,8 @@ export class NotFoundError extends CloudErrorBase {
     readonly resource: string,
     readonly reason: NotFoundReason,
     message: string,
+    /** the AWS error code, when an AWS answer said so (InvalidLaunchTemplateId.NotFound, …) */
+    readonly awsCode?: string,
   ) {
     super(message);
   }

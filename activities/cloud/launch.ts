@@ -321,9 +321,9 @@ export async function launchNodeClaim(ctx: Ec2Context, request: LaunchRequest): 
   // A template refused by EC2 was deleted behind this process's back: the next launch looks it up again.
   const templateNames = configs.map((c) => c.launchTemplate.name);
   const outcome = await createFleetIdempotently(ctx, request.nodeClaim.name, input).catch((error: unknown) => {
-    // EC2 (and moto) answer InvalidLaunchTemplateId.NotFound, read as NotFound named by the code
-    const code = isInvalidRequestError(error) ? error.awsCode : isNotFoundError(error) ? error.resource : '';
-    if (isTemplateError(code)) forgetLaunchTemplates(ctx, templateNames);
+    // EC2 (and moto) answer InvalidLaunchTemplateId.NotFound, which reads as NotFound
+    const code = isInvalidRequestError(error) || isNotFoundError(error) ? error.awsCode : undefined;
+    if (code !== undefined && isTemplateError(code)) forgetLaunchTemplates(ctx, templateNames);
     throw error;
   });
   if (outcome.kind === 'found') return { instance: outcome.instance, reused: true, exhaustedOfferings: [] };

@@ -110,7 +110,7 @@ export function toCloudError(operation: string, cls: AwsErrorClass, attempts: nu
       );
     }
     case 'not-found':
-      return new NotFoundError(cls.code, 'absent', `${api} ${operation}: ${cls.code}: ${cls.message}`);
+      return new NotFoundError(cls.code, 'absent', `${api} ${operation}: ${cls.code}: ${cls.message}`, cls.code);
     case 'capacity':
       // A top-level capacity error (not in CreateFleet's Errors) names no offering.
       return new InsufficientCapacityError([], `${api} ${operation}: ${cls.code}: ${cls.message}`);
