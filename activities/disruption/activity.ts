@@ -356,8 +356,8 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
       const had = [ids(stored.data.status?.amis), ids(stored.data.status?.subnets), ids(stored.data.status?.securityGroups)].join(';');
       const has = [ids(resolution.amis), ids(resolution.subnets), ids(resolution.securityGroups)].join(';');
       if (had === has) continue;
-      await recordNodeClassResolution(guest, stored.data.metadata.name, resolution, { nowIso: now().toISOString() }).then(
-        () => void written++,
+      await recordNodeClassResolution(guest, stored.data.metadata.name, resolution, { nowIso: now().toISOString(), current: raw }).then(
+        (wrote) => void (wrote && written++),
         (err: unknown) => {
           if (!isNotFound(err)) throw err;
         },

@@ -337,6 +337,7 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
       await recordNodeClassResolution(guest, ref.name, resolution, {
         ...(nodeClass.spec.instanceProfile ? { instanceProfile: nodeClass.spec.instanceProfile } : {}),
         nowIso: now().toISOString(),
+        current: rawClass,
       });
       const why = resolution.conditions.filter((c) => c.status !== 'True').map((c) => `${c.type}: ${c.message}`).join('; ');
       return { nodeClass: ref.name, ready: resolution.ready, ...(why ? { message: why } : {}) };
