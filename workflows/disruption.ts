@@ -41,6 +41,8 @@ export interface DisruptionStatus {
   lastCloudFacts?: { at: string } & CloudFactsResult;
   /** the last cloud pass that failed every retry, until one succeeds (drift from the cloud waits) */
   lastCloudFactsError?: { at: string; message: string };
+  /** the cloud pass running now (the rounds wait for it a while, then go on beside it): since when */
+  cloudFactsRunningSince?: string;
   /** the last multi-node simulation: how many candidates, each prefix tried and its verdict */
   lastMultiNode?: { at: string; candidates: number; tried: MultiNodeSimulation['tried']; verdict: string };
   commands: number;
@@ -78,6 +80,12 @@ export interface DisruptionWorkflowInput {
    * instance's subnet and security groups): default 5m, Karpenter's drift re-check.
    */
   cloudFactsInterval?: string;
+  /**
+   * How long a round waits for a cloud pass that is due (default 1m) before it goes on
+   * beside it. A pass asks EC2 and can outlast many rounds when EC2 is slow or throttling,
+   * or when its worker keeps restarting; consolidation and expiry need no cloud facts.
+   */
+  cloudFactsWait?: string;
   carried?: { memory: PodEventMemory; nextCloudFactsAt?: number; classesKey?: string; rounds: number; commands: number; lastCommand?: DisruptionStatus['lastCommand']; lastMultiNode?: DisruptionStatus['lastMultiNode']; tried?: Record<string, string>; triedMulti?: string };
 }
 
@@ -134,6 +142,10 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
   const cloudFacts = cloudFactsActivities(taskQueues.control);
   const cloudFactsMs = durationToMs(input.cloudFactsInterval ?? '5m') ?? 300_000;
   let nextCloudFactsAt = input.carried?.nextCloudFactsAt ?? 0;
+  const cloudFactsWaitMs = durationToMs(input.cloudFactsWait ?? '1m') ?? 60_000;
+  // the cloud pass in flight beside the rounds, and whether a class edit wants another right after it
+  let cloudPass: Promise<void> | undefined;
+  let cloudPassAgain = false;
   // the node classes (names, generations) the rounds last saw: an edit brings the cloud pass forward
   let classesKey = input.carried?.classesKey;
   const packing = packingActivities(taskQueues.packing);
@@ -220,15 +232,49 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     done(command, 'done', left.length > 0 ? `still draining after ${input.commandTimeout ?? '10m'}: ${left.join(', ')}` : undefined);
   }
 
+  /**
+   * Starts the cloud pass. When it ends (every retry failed or not) the next one is due a
+   * cloud facts interval after this one started, a minute after if it failed, or at once
+   * if a round saw a class edit meanwhile.
+   */
+  function startCloudPass(): Promise<void> {
+    const started = Date.now();
+    status.cloudFactsRunningSince = stamp();
+    const pass = cloudFacts.refreshCloudFacts({ cluster }).then(
+      (facts) => {
+        delete status.lastCloudFactsError;
+        status.lastCloudFacts = { at: stamp(), ...facts };
+        return true;
+      },
+      (err: unknown) => {
+        status.lastCloudFactsError = { at: stamp(), message: failureMessage(err) };
+        return false;
+      },
+    );
+    return pass.then((ok) => {
+      nextCloudFactsAt = cloudPassAgain ? 0 : started + (ok ? cloudFactsMs : Math.min(cloudFactsMs, 60_000));
+      cloudPassAgain = false;
+      cloudPass = undefined;
+      delete status.cloudFactsRunningSince;
+    });
+  }
+
   for (;;) {
     // (checked here rather than at the end of the loop body: the same point between rounds, so the same commands)
     const info = workflowInfo();
     if (info.continueAsNewSuggested || info.historyLength > 2_000) {
+      // a pass in flight ends in this run (its retries are bounded), so the next run starts clean
+      await condition(() => cloudPass === undefined);
       await condition(allHandlersFinished);
       await continueAsNew<typeof disruptionWorkflow>({ ...input, carried: { memory, ...(nextCloudFactsAt > 0 ? { nextCloudFactsAt } : {}), ...(classesKey !== undefined ? { classesKey } : {}), rounds: status.rounds, commands: status.commands, ...(status.lastCommand ? { lastCommand: status.lastCommand } : {}), tried, ...(triedMulti !== undefined ? { triedMulti } : {}), ...(status.lastMultiNode ? { lastMultiNode: status.lastMultiNode } : {}) } });
     }
     // what drift needs from EC2, on its own cadence (before this, every round asked EC2)
-    if (Date.now() >= nextCloudFactsAt && patched('cloud-facts-pass')) {
+    if (cloudPass === undefined && Date.now() >= nextCloudFactsAt && patched('cloud-facts-pass') && patched('cloud-facts-beside-rounds')) {
+      // the round waits a while (the first round and a class edit's drift want fresh facts),
+      // then goes on beside a pass that is slow: one that fails every attempt takes minutes
+      cloudPass = startCloudPass();
+      await condition(() => cloudPass === undefined, cloudFactsWaitMs);
+    } else if (cloudPass === undefined && Date.now() >= nextCloudFactsAt && patched('cloud-facts-pass')) {
       const started = Date.now();
       const facts = await cloudFacts.refreshCloudFacts({ cluster }).catch((err: unknown) => {
         status.lastCloudFactsError = { at: stamp(), message: failureMessage(err) };
@@ -254,7 +300,10 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     memory = round.memory;
     // a class created or edited: what it resolves to is wanted now (an AMI or subnet change drifts at once, as Karpenter's class controller resolves on an edit)
     if (round.classesKey !== undefined && round.classesKey !== classesKey) {
-      if (classesKey !== undefined) nextCloudFactsAt = 0;
+      if (classesKey !== undefined) {
+        nextCloudFactsAt = 0;
+        if (cloudPass !== undefined) cloudPassAgain = true;
+      }
       classesKey = round.classesKey;
     }
     status.rounds++;

@@ -1,3 +1,4 @@
+import pLimit from 'p-limit';
 import { beating, heartbeatStage } from '../heartbeat';
 import { z } from 'zod';
 import { normaliseDocument } from '../../core/api/normalise';
@@ -47,6 +48,9 @@ import { summariseCluster, type AutonodeMetrics, type ClusterSnapshot } from '..
 import { listItems, parseListItems } from '../kube/lists';
 
 export const DISRUPTED_TAINT = { key: 'karpenter.sh/disrupted', effect: 'NoSchedule' } as const;
+
+/** how many claims a cloud pass annotates at once */
+const CLOUD_FACTS_WRITES = 8;
 
 export interface DisruptionActivityDeps {
   resolve: ClusterResolver;
@@ -436,19 +440,26 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
         const store = new NodeClaimStore(guest);
         const claims = listItems(await guest.customObjects.listClusterCustomObject(nodeClaimsApi)).map((c) => StoredNodeClaimSchema.parse(c));
         let claimsWritten = 0;
-        for (const claim of claims) {
+        // In a scale-out every claim launched since the last pass is written once: a hundred
+        // writes one after another on a loaded API server took minutes, long enough for
+        // worker restarts to end attempt after attempt. A few at a time.
+        const limit = pLimit(CLOUD_FACTS_WRITES);
+        const writes = claims.map((claim) => {
           const instance = claim.status?.providerID ? instances.get(claim.status.providerID) : undefined;
           // an instance not listed is gone or not ours to describe: its lifecycle and the GC see to it
           const value = instance ? instanceNetworkValue(instance) : undefined;
-          if (value === undefined || claim.metadata.deletionTimestamp !== undefined || claim.metadata.annotations?.[INSTANCE_NETWORK_ANNOTATION] === value) continue;
-          await store.annotate(claim, { [INSTANCE_NETWORK_ANNOTATION]: value }).then(
-            () => void claimsWritten++,
-            (err: unknown) => {
-              // changed meanwhile (409) or gone: the next pass writes it
-              if (!isNotFound(err) && !isConflict(err)) throw err;
-            },
+          if (value === undefined || claim.metadata.deletionTimestamp !== undefined || claim.metadata.annotations?.[INSTANCE_NETWORK_ANNOTATION] === value) return undefined;
+          return limit(() =>
+            store.annotate(claim, { [INSTANCE_NETWORK_ANNOTATION]: value }).then(
+              () => void claimsWritten++,
+              (err: unknown) => {
+                // changed meanwhile (409) or gone: the next pass writes it
+                if (!isNotFound(err) && !isConflict(err)) throw err;
+              },
+            ),
           );
-        }
+        });
+        await Promise.all(writes);
         return { instances: instances.size, classesWritten, claimsWritten };
       }),
 

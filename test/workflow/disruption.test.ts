@@ -2,6 +2,7 @@
 // scripted: a command is validated after the delay before anything is touched, a command
 // that no longer holds is dropped untouched, and a carried-out command taints, deletes and
 // waits for its nodes.
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import type { DisruptionActivities, PlanRoundResult } from '../../activities/disruption/activity';
@@ -25,6 +26,12 @@ const queue = 'disruption-steps';
 const calls = new Map<string, { name: string; at: number }[]>();
 /** per cluster: whether validation holds, and how many polls until the nodes are gone */
 const script = new Map<string, { valid: boolean; goneAfter: number }>();
+/** what holds the 'slowcloud' cluster's cloud pass */
+const slowPass: { promise: Promise<void>; release: () => void } = (() => {
+  let release = () => {};
+  const promise = new Promise<void>((r) => (release = r));
+  return { promise, release };
+})();
 /** per cluster: the server times of its cloud passes (kept apart from `calls`: they run on their own cadence) */
 const cloudPasses = new Map<string, number[]>();
 
@@ -72,6 +79,11 @@ beforeAll(async () => {
     async refreshCloudFacts(input) {
       const t = await h.env.currentTimeMs();
       cloudPasses.set(input.cluster.name, [...(cloudPasses.get(input.cluster.name) ?? []), t]);
+      // 'slowcloud': its pass holds until the test lets it go (EC2 slow, or its worker restarting)
+      if (input.cluster.name === 'slowcloud') {
+        const beat = setInterval(() => Context.current().heartbeat(), 200);
+        await slowPass.promise.finally(() => clearInterval(beat));
+      }
       if (input.cluster.name === 'cloudless') throw ApplicationFailure.nonRetryable('UnauthorizedOperation: ec2:DescribeInstances');
       return { instances: 2, classesWritten: 0, claimsWritten: 1 };
     },
@@ -102,6 +114,8 @@ beforeAll(async () => {
   running = worker.run();
 }, 120_000);
 afterAll(async () => {
+  // (a held pass would keep the worker from shutting down)
+  slowPass.release();
   worker?.shutdown();
   await running;
   await h?.close();
@@ -273,6 +287,26 @@ it('a cloud pass that fails every attempt leaves the rounds going and is tried a
   expect(tries[1]! - tries[0]!).toBeLessThan(600_000);
   await handle.terminate('test over');
 }, 180_000);
+
+it('a slow cloud pass holds the rounds only for cloudFactsWait, then they go on beside it', async () => {
+  script.set('slowcloud', { valid: true, goneAfter: 0 });
+  const handle = await h.env.client.workflow.start('disruptionWorkflow', {
+    taskQueue: queue,
+    workflowId: disruptionWorkflowId('slowcloud'),
+    args: [{ cluster: { name: 'slowcloud', region: 'us-east-1' }, taskQueues: { control: queue, packing: queue }, pollInterval: '1s', cloudFactsInterval: '10m', cloudFactsWait: '2s' }],
+  });
+  // (an activity in flight keeps the test server from skipping time: these are real seconds)
+  const beside = await runUntil('slowcloud', (s) => s.rounds >= 4);
+  expect(beside.cloudFactsRunningSince).toBeDefined();
+  expect(beside.lastCloudFacts).toBeUndefined();
+  expect(cloudPasses.get('slowcloud')).toHaveLength(1);
+  slowPass.release();
+  const after = await runUntil('slowcloud', (s) => s.lastCloudFacts !== undefined);
+  expect(after.cloudFactsRunningSince).toBeUndefined();
+  // one pass for all those rounds: the next is due 10 minutes after it started
+  expect(cloudPasses.get('slowcloud')).toHaveLength(1);
+  await handle.terminate('test over');
+});
 
 it('a node class edit seen by a round brings the cloud pass forward: the next round judges drift by what the class resolves to now', async () => {
   script.set('edited', { valid: true, goneAfter: 0 });

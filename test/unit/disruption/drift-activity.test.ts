@@ -186,6 +186,41 @@ describe('planRound: drift from the class hash, the instance subnet and security
     expect(drifted('a-1')).toBe('SecurityGroupDrift');
   });
 
+  it('a pass writes the claims launched since the last one a few at a time, not one after another', async () => {
+    const names = Array.from({ length: 12 }, (_, i) => `a-${i + 1}`);
+    for (const name of names) await launch(name);
+    // as if launched before the launch wrote it (a claim made by an older worker)
+    for (const name of names) {
+      const claim = guest.get(claimPath(name))!;
+      const { [INSTANCE_NETWORK_ANNOTATION]: _n, ...rest } = annotations(name);
+      guest.put(claimPath(name), { ...claim, metadata: { ...(claim.metadata as Doc), annotations: rest } });
+    }
+    // a loaded API server: each claim write takes 30 ms
+    let inFlight = 0;
+    let most = 0;
+    const customObjects = new Proxy(guest.kube.customObjects, {
+      get(target, key, receiver) {
+        const value: unknown = Reflect.get(target, key, receiver);
+        if (key !== 'patchClusterCustomObject' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+        return async (...args: unknown[]) => {
+          most = Math.max(most, ++inFlight);
+          await new Promise((r) => setTimeout(r, 30));
+          try {
+            return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          } finally {
+            inFlight--;
+          }
+        };
+      },
+    });
+    const slow = createDisruptionActivities({ resolve: async () => ({ guest: { ...guest.kube, customObjects }, cloud }), nodeClassRefreshMs: 0 });
+    const pass = await run('refreshCloudFacts', () => slow.refreshCloudFacts({ cluster }));
+    expect(pass).toMatchObject({ instances: 12, claimsWritten: 12 });
+    for (const name of names) expect(JSON.parse(annotations(name)[INSTANCE_NETWORK_ANNOTATION]!)).toEqual({ subnet: 'subnet-a', securityGroups: ['sg-1'] });
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(8);
+  });
+
   it('a claim whose instance facts are not known keeps its subnet drift (it does not flap off and on), and a pass that finds nothing moved writes nothing', async () => {
     await launch('a-1');
     const activities = disruption();
