@@ -614,6 +614,7 @@ async function main(): Promise<void> {
     // of each (a restarted process starts it from 0)
     const serverActionReadings = new Map<string, number>();
     let temporalIncarnation = 0;
+    let actionsLoggedAt = 0;
     const restartedUrl = info.temporal.server === 'production' ? info.temporal.metricsUrl : undefined;
     every('server metrics', 5_000, async () => {
       const urls = info.temporal.metricsUrls ?? (info.temporal.metricsUrl ? [info.temporal.metricsUrl] : []);
@@ -625,6 +626,12 @@ async function main(): Promise<void> {
           serverActionReadings.set(`${url}#${incarnation}`, sumCounter(text, 'action'));
         }),
       );
+      // (a run's action total came out below what the frontend alone had counted midway:
+      // each incarnation's reading, once a minute, says where the sum goes wrong)
+      if (Date.now() - actionsLoggedAt >= 60_000) {
+        actionsLoggedAt = Date.now();
+        say(`server actions: ${[...serverActionReadings].map(([key, value]) => `${key.replace(/^http:\/\/127\.0\.0\.1:/, '')}=${value}`).join(', ')}`);
+      }
     });
     // stuck is judged at every round, among the workflows running in that round
     const stuckSeen = new Map<string, StuckWorkflow & { at: number; phase: string }>();
