@@ -459,7 +459,9 @@ export function createDisruptionActivities(deps: DisruptionActivityDeps) {
             ),
           );
         });
-        await Promise.all(writes);
+        // every write settles before the attempt ends, so none lands after a failed attempt
+        const failed = (await Promise.allSettled(writes)).find((r) => r.status === 'rejected');
+        if (failed) throw failed.reason;
         return { instances: instances.size, classesWritten, claimsWritten };
       }),
 
