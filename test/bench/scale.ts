@@ -559,11 +559,22 @@ async function main(): Promise<void> {
     let guarded = false;
     let peakInstances = 0;
     const loops: Promise<void>[] = [];
+    // (generous: under load a sample of every workflow or every instance takes tens of seconds)
+    const SAMPLE_DEADLINE_MS = 300_000;
     const every = (name: string, periodMs: number, fn: () => Promise<void>) =>
       loops.push(
         (async () => {
           while (!stopping) {
-            await fn().catch((err: unknown) => say(`${name} sampler: ${errorText(err)}`));
+            // a sample that never settles must not stop its sampler: the server metrics
+            // sampler hung that way after its first fetch timeouts, though each fetch carries
+            // an abort signal, and the action total stopped at its early readings
+            let timer: NodeJS.Timeout | undefined;
+            const deadline = new Promise<never>((_, reject) => {
+              timer = setTimeout(() => reject(new Error(`no answer in ${SAMPLE_DEADLINE_MS / 1000} s`)), SAMPLE_DEADLINE_MS);
+            });
+            await Promise.race([fn(), deadline])
+              .catch((err: unknown) => say(`${name} sampler: ${errorText(err)}`))
+              .finally(() => clearTimeout(timer));
             const until = Date.now() + periodMs;
             while (!stopping && Date.now() < until) await delay(250);
           }
