@@ -11,13 +11,13 @@ import { createProvisionerActivities } from '../../../activities/provisioner/act
 import { INSTANCE_NETWORK_ANNOTATION, NODECLASS_HASH_ANNOTATION, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_ANNOTATION, nodeClassHash } from '../../../core/disruption';
 import { EC2NodeClassSchema } from '../../../core/api/ec2nodeclass';
 import { normaliseDocument } from '../../../core/api/normalise';
-import { aNodePool, anEC2NodeClass, type Doc } from '../api/builders';
+import { anEC2NodeClass, type Doc } from '../api/builders';
 import { anInstanceType } from '../instancetypes/builders';
 import { FakeCloudProvider } from '../metrics/fake-cloud';
 import { startFakeGuest, type FakeGuest } from '../metrics/fake-guest';
+import { poolClaims, putPoolOnClass } from '../provisioning/pool-fixture';
 
 const cluster = { name: 'c1', region: 'us-east-1' };
-const taskQueues = { control: 'control', cloud: 'cloud', packing: 'packing' };
 const classPath = '/apis/karpenter.k8s.aws/v1/ec2nodeclasses/nc';
 const claimPath = (name: string) => `/apis/karpenter.sh/v1/nodeclaims/${name}`;
 const temporal = { workflow: { start: async () => undefined } } as unknown as Client;
@@ -72,11 +72,7 @@ describe('planRound: drift from the class hash, the instance subnet and security
   beforeEach(async () => {
     guest = await startFakeGuest();
     cloud = new FakeCloudProvider([anInstanceType('m5.large', {}, ['us-east-1a'])]);
-    guest.put(classPath, classDoc());
-    const pool = aNodePool();
-    const spec = pool.spec as { template: { spec: Doc } };
-    spec.template.spec.nodeClassRef = { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' };
-    guest.put('/apis/karpenter.sh/v1/nodepools/a', { ...pool, metadata: { name: 'a' } });
+    putPoolOnClass(guest);
   });
   afterEach(async () => guest.close());
 
@@ -84,16 +80,7 @@ describe('planRound: drift from the class hash, the instance subnet and security
   /** a claim created and launched by the real activities */
   async function launch(name: string) {
     const provisioner = createProvisionerActivities({ resolve, temporal });
-    await run('createClaims', () =>
-      provisioner.createClaims({
-        cluster,
-        taskQueues,
-        batchId: 'b1',
-        templates: [{ pool: 'a', poolUid: 'uid-a', labels: { 'karpenter.sh/nodepool': 'a' }, annotations: {}, nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' } }],
-        optionLists: [['m5.large']],
-        claims: [{ name, pool: 'a', options: 0, requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }], requests: { cpu: '1' }, price: 0.096, pods: 1 }],
-      }),
-    );
+    await run('createClaims', () => provisioner.createClaims(poolClaims([name])));
     const lifecycle = createNodeClaimCloudActivities({ resolve });
     await run('reconcileNodeClass', () => lifecycle.reconcileNodeClass({ cluster, name }));
     await run('launchClaimInstance', () => lifecycle.launchClaimInstance({ cluster, name }));

@@ -7,13 +7,12 @@ import { type Client } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createNodeClaimCloudActivities } from '../../../activities/nodeclaim/cloud';
 import { createProvisionerActivities } from '../../../activities/provisioner/activity';
-import { aNodePool, anEC2NodeClass, type Doc } from '../api/builders';
 import { anInstanceType } from '../instancetypes/builders';
 import { RecordingCloud } from '../metrics/fake-cloud';
 import { startFakeGuest, type FakeGuest } from '../metrics/fake-guest';
+import { poolClaims, putPoolOnClass } from '../provisioning/pool-fixture';
 
 const cluster = { name: 'c1', region: 'us-east-1' };
-const taskQueues = { control: 'control', cloud: 'cloud', packing: 'packing' };
 const temporal = { workflow: { start: async () => undefined } } as unknown as Client;
 const classPath = '/apis/karpenter.k8s.aws/v1/ec2nodeclasses/nc';
 const run = <R>(activityType: string, body: () => Promise<R>) => new MockActivityEnvironment({ activityType }).run<[], R, () => Promise<R>>(body);
@@ -25,23 +24,9 @@ describe('reconcileNodeClass in a burst of claims of one class', () => {
     guest = await startFakeGuest();
     cloud = new RecordingCloud([anInstanceType('m5.large', {}, ['us-east-1a'])]);
     cloud.resolution = { ...cloud.resolution, conditions: [{ type: 'SubnetsReady', status: 'True', reason: 'SubnetsResolved', message: '' }, { type: 'Ready', status: 'True', reason: 'Ready', message: '' }] };
-    guest.put(classPath, { ...anEC2NodeClass({ userData: 'boot' }), metadata: { name: 'nc' } });
-    const pool = aNodePool();
-    (pool.spec as { template: { spec: Doc } }).template.spec.nodeClassRef = { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' };
-    guest.put('/apis/karpenter.sh/v1/nodepools/a', { ...pool, metadata: { name: 'a' } });
+    putPoolOnClass(guest);
     const provisioner = createProvisionerActivities({ resolve: async () => ({ guest: guest.kube, cloud }), temporal });
-    const claim = (name: string) => ({ name, pool: 'a', options: 0, requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }], requests: { cpu: '1' }, price: 0.096, pods: 1 });
-    await run('createClaims', () =>
-      provisioner.createClaims({
-        cluster,
-        taskQueues,
-        batchId: 'b1',
-        templates: [{ pool: 'a', poolUid: 'uid-a', labels: { 'karpenter.sh/nodepool': 'a' }, annotations: {}, nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' } }],
-        optionLists: [['m5.large']],
-        claims: ['a-1', 'a-2', 'a-3'].map(claim),
-        unavailable: [],
-      }),
-    );
+    await run('createClaims', () => provisioner.createClaims(poolClaims(['a-1', 'a-2', 'a-3'])));
   });
   afterEach(async () => guest.close());
 

@@ -11,10 +11,11 @@ import { createNodeClaimCloudActivities } from '../../../activities/nodeclaim/cl
 import { createProvisionerActivities } from '../../../activities/provisioner/activity';
 import { type LaunchRequest, type LaunchResult } from '../../../activities/cloud';
 import { type LaunchOutcome } from '../../../core/lifecycle';
-import { aNodePool, anEC2NodeClass, type Doc } from '../api/builders';
 import { anInstanceType } from '../instancetypes/builders';
 import { RecordingCloud } from '../metrics/fake-cloud';
 import { startFakeGuest, type FakeGuest } from '../metrics/fake-guest';
+import { type Doc } from '../api/builders';
+import { poolClaims, putPoolOnClass } from './pool-fixture';
 
 const cluster = { name: 'c1', region: 'us-east-1' };
 const taskQueues = { control: 'control', cloud: 'cloud', packing: 'packing' };
@@ -62,27 +63,14 @@ describe('a launch attempt', () => {
   beforeEach(async () => {
     guest = await startFakeGuest();
     cloud = new RecordingCloud([anInstanceType('m5.large', {}, ['us-east-1a'])]);
-    guest.put('/apis/karpenter.k8s.aws/v1/ec2nodeclasses/nc', { ...anEC2NodeClass({ userData: 'boot' }), metadata: { name: 'nc' } });
-    const pool = aNodePool();
-    (pool.spec as { template: { spec: Doc } }).template.spec.nodeClassRef = { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' };
-    guest.put('/apis/karpenter.sh/v1/nodepools/a', { ...pool, metadata: { name: 'a' } });
+    putPoolOnClass(guest);
   });
   afterEach(async () => guest.close());
 
   /** NodeClaim a-1 of pool a (one m5.large, on-demand), made by the provisioner's createClaims */
   async function createClaimA1(): Promise<void> {
     const provisioner = createProvisionerActivities({ resolve: async () => ({ guest: guest.kube, cloud }), temporal });
-    await new MockActivityEnvironment({ activityType: 'createClaims' }).run(() =>
-      provisioner.createClaims({
-        cluster,
-        taskQueues,
-        batchId: 'b1',
-        templates: [{ pool: 'a', poolUid: 'uid-a', labels: { 'karpenter.sh/nodepool': 'a' }, annotations: {}, nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' } }],
-        optionLists: [['m5.large']],
-        claims: [{ name: 'a-1', pool: 'a', options: 0, requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }], requests: { cpu: '1' }, price: 0.096, pods: 1 }],
-        unavailable: [],
-      }),
-    );
+    await new MockActivityEnvironment({ activityType: 'createClaims' }).run(() => provisioner.createClaims(poolClaims(['a-1'])));
   }
 
   it('heartbeats and hands the launch its cancellation signal', async () => {

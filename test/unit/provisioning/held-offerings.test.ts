@@ -9,10 +9,11 @@ import { createProvisionerActivities } from '../../../activities/provisioner/act
 import { planView } from '../../../activities/provisioner/plan-view';
 import { solve } from '../../../core/packing';
 import { heldOfferingsOf, unavailableOfferingsValue, UNAVAILABLE_OFFERINGS_ANNOTATION, type HeldOffering } from '../../../core/provisioning';
-import { aNodePool, anEC2NodeClass, type Doc } from '../api/builders';
 import { anInstanceType } from '../instancetypes/builders';
 import { RecordingCloud } from '../metrics/fake-cloud';
 import { startFakeGuest, type FakeGuest } from '../metrics/fake-guest';
+import { type Doc } from '../api/builders';
+import { poolClaims, putPoolOnClass } from './pool-fixture';
 import { benchCatalog, BENCH_NOW, planningOf, worldOf, type SimCluster } from '../../bench/disruption-cluster';
 
 const held = (instanceType: string, zone: string, capacityType: 'spot' | 'on-demand' = 'on-demand'): HeldOffering => ({ instanceType, zone, capacityType });
@@ -72,7 +73,6 @@ describe('planning keeps the held offerings among its claims’ types', () => {
 
 describe('createClaims writes it, the launch honours it', () => {
   const cluster = { name: 'c1', region: 'us-east-1' };
-  const taskQueues = { control: 'control', cloud: 'cloud', packing: 'packing' };
   const temporal = { workflow: { start: async () => undefined } } as unknown as Client;
   const run = <R>(activityType: string, body: () => Promise<R>) => new MockActivityEnvironment({ activityType }).run<[], R, () => Promise<R>>(body);
 
@@ -81,27 +81,14 @@ describe('createClaims writes it, the launch honours it', () => {
   beforeEach(async () => {
     guest = await startFakeGuest();
     cloud = new RecordingCloud([anInstanceType('m5.large', {}, ['us-east-1a', 'us-east-1b'])]);
-    guest.put('/apis/karpenter.k8s.aws/v1/ec2nodeclasses/nc', { ...anEC2NodeClass({ userData: 'boot' }), metadata: { name: 'nc' } });
-    const pool = aNodePool();
-    (pool.spec as { template: { spec: Doc } }).template.spec.nodeClassRef = { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' };
-    guest.put('/apis/karpenter.sh/v1/nodepools/a', { ...pool, metadata: { name: 'a' } });
+    putPoolOnClass(guest);
   });
   afterEach(async () => guest.close());
   const resolve = async () => ({ guest: guest.kube, cloud });
 
   async function createAndLaunch(unavailable: HeldOffering[], at: string) {
     const provisioner = createProvisionerActivities({ resolve, temporal });
-    await run('createClaims', () =>
-      provisioner.createClaims({
-        cluster,
-        taskQueues,
-        batchId: 'b1',
-        templates: [{ pool: 'a', poolUid: 'uid-a', labels: { 'karpenter.sh/nodepool': 'a' }, annotations: {}, nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' } }],
-        optionLists: [['m5.large']],
-        claims: [{ name: 'a-1', pool: 'a', options: 0, requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }], requests: { cpu: '1' }, price: 0.096, pods: 1 }],
-        unavailable,
-      }),
-    );
+    await run('createClaims', () => provisioner.createClaims(poolClaims(['a-1'], unavailable)));
     const lifecycle = createNodeClaimCloudActivities({ resolve, now: () => new Date(at) });
     await run('reconcileNodeClass', () => lifecycle.reconcileNodeClass({ cluster, name: 'a-1' }));
     await run('launchClaimInstance', () => lifecycle.launchClaimInstance({ cluster, name: 'a-1' }));
