@@ -224,6 +224,7 @@ export function createWatchActivities(deps: WatchActivityDeps) {
           watchCollection({
             key: 'csrs',
             path: '/apis/certificates.k8s.io/v1/certificatesigningrequests',
+            onRelist: async (names) => router.reconcileCsrs(names),
             onEvent: async ({ type, object }) => {
               const csr = tryParse(object);
               const name = csr instanceof InvalidCsrError ? csr.csrName : csr.name;

@@ -44,6 +44,13 @@ export class ClusterEventRouter {
   private readonly byProviderId = new Map<string, string>();
   private readonly byNodeName = new Map<string, string>();
   private readonly nodes = new Map<string, string>();
+  /**
+   * Pending CSRs by name, with the nodes each names: a kubelet may ask before its claim's
+   * expected node name reaches this watcher (the launch writes it moments after EC2
+   * answers), and the request is routed when the name arrives instead of waiting for the
+   * workflow's resync. Forgotten when answered or deleted (and after a relist without it).
+   */
+  private readonly pendingCsrs = new Map<string, readonly string[]>();
 
   onNodeClaim(type: WatchEventType, claim: NodeClaimFacts): WatchAction[] {
     const previous = this.claims.get(claim.name);
@@ -59,6 +66,9 @@ export class ClusterEventRouter {
     this.claims.set(claim.name, entry);
     if (entry.providerID) this.byProviderId.set(entry.providerID, claim.name);
     if (entry.expectedNodeName) this.byNodeName.set(entry.expectedNodeName, claim.name);
+    // pending CSRs that named this node before the claim did: routed now, after any start
+    const waiting: WatchAction[] =
+      entry.expectedNodeName !== undefined && entry.expectedNodeName !== previous?.expectedNodeName ? this.csrsNaming(claim.name, entry.expectedNodeName) : [];
 
     // A claim first seen by this watcher (or recreated under the same name) gets its
     // workflow; starting is idempotent (USE_EXISTING), so a restarted watcher is harmless.
@@ -66,10 +76,10 @@ export class ClusterEventRouter {
     // its running workflow missed that transition and would sleep to its steady resync (5 min).
     if (!previous || previous.uid !== claim.uid) {
       const start: WatchAction = { kind: 'start', nodeClaim: claim.name, uid: claim.uid };
-      return claim.deleting ? [start, { kind: 'signal', nodeClaim: claim.name, signal: signalNames.nodeClaimChanged }] : [start];
+      return claim.deleting ? [start, { kind: 'signal', nodeClaim: claim.name, signal: signalNames.nodeClaimChanged }, ...waiting] : [start, ...waiting];
     }
-    if (!previous.deleting && claim.deleting) return [{ kind: 'signal', nodeClaim: claim.name, signal: signalNames.nodeClaimChanged }];
-    return [];
+    if (!previous.deleting && claim.deleting) return [{ kind: 'signal', nodeClaim: claim.name, signal: signalNames.nodeClaimChanged }, ...waiting];
+    return waiting;
   }
 
   onNode(type: WatchEventType, node: NodeFacts): WatchAction[] {
@@ -88,7 +98,11 @@ export class ClusterEventRouter {
    * nothing naming one of our nodes sits Pending unanswered.
    */
   onCsr(type: WatchEventType, csr: { name: string; nodeNames: readonly string[]; pending: boolean }): WatchAction[] {
-    if (type === 'DELETED' || !csr.pending) return [];
+    if (type === 'DELETED' || !csr.pending) {
+      this.pendingCsrs.delete(csr.name);
+      return [];
+    }
+    this.pendingCsrs.set(csr.name, csr.nodeNames);
     const owners = [...new Set(csr.nodeNames.flatMap((n) => this.byNodeName.get(n) ?? []))].sort();
     return owners.map((owner) => ({ kind: 'signal', nodeClaim: owner, signal: signalNames.csrCreated, arg: csr.name }));
   }
@@ -97,6 +111,19 @@ export class ClusterEventRouter {
   reconcileClaims(present: ReadonlySet<string>): WatchAction[] {
     const gone = [...this.claims.keys()].filter((name) => !present.has(name)).sort();
     return gone.flatMap((name) => this.onNodeClaim('DELETED', { name, uid: '', deleting: true }));
+  }
+
+  /** After a relist: CSRs absent from the fresh list were answered or deleted while we were away. */
+  reconcileCsrs(present: ReadonlySet<string>): void {
+    for (const name of [...this.pendingCsrs.keys()]) if (!present.has(name)) this.pendingCsrs.delete(name);
+  }
+
+  private csrsNaming(owner: string, nodeName: string): WatchAction[] {
+    return [...this.pendingCsrs]
+      .filter(([, nodeNames]) => nodeNames.includes(nodeName))
+      .map(([csr]) => csr)
+      .sort()
+      .map((csr): WatchAction => ({ kind: 'signal', nodeClaim: owner, signal: signalNames.csrCreated, arg: csr }));
   }
 
   private forget(name: string): void {

@@ -21,50 +21,52 @@ describe('cluster watch workflow (real guest API server)', () => {
       workflowId: watchWorkflowId(cluster.name),
       args: [{ cluster, taskQueues: lh.taskQueues, gcInterval: '2s', gcMinAge: '1s' }],
     });
+    // a failure below must not leave this watcher collecting beside the next test's
+    try {
+      // Created as an admin would with kubectl: nobody starts a workflow for it by hand.
+      const name = `lc-${lh.id}-kubectl`;
+      await lh.createNodeClaim(name);
+      const claim = await eventually('the watcher-started workflow to initialize the node', async () => {
+        const c = await lh.claims.get(name);
+        return c?.status?.conditions?.some((x) => x.type === 'Initialized' && x.status === 'True') ? c : undefined;
+      });
+      const handle = lh.t.client.workflow.getHandle(nodeClaimWorkflowId(cluster.name, name));
+      // The activity writes the Initialized condition before the workflow records the phase
+      // from its result: a query in between still sees Registered (seen once in CI).
+      const view = await eventually('the workflow to record the Initialized phase', async () => {
+        const status = await handle.query<NodeClaimStatusView>('status');
+        return status.phase === 'Initialized' ? status : undefined;
+      }, 30_000);
+      expect(view.phase).toBe('Initialized');
 
-    // Created as an admin would with kubectl: nobody starts a workflow for it by hand.
-    const name = `lc-${lh.id}-kubectl`;
-    await lh.createNodeClaim(name);
-    const claim = await eventually('the watcher-started workflow to initialize the node', async () => {
-      const c = await lh.claims.get(name);
-      return c?.status?.conditions?.some((x) => x.type === 'Initialized' && x.status === 'True') ? c : undefined;
-    });
-    const handle = lh.t.client.workflow.getHandle(nodeClaimWorkflowId(cluster.name, name));
-    // The activity writes the Initialized condition before the workflow records the phase
-    // from its result: a query in between still sees Registered (seen once in CI).
-    const view = await eventually('the workflow to record the Initialized phase', async () => {
-      const status = await handle.query<NodeClaimStatusView>('status');
-      return status.phase === 'Initialized' ? status : undefined;
-    }, 30_000);
-    expect(view.phase).toBe('Initialized');
+      // A CSR naming the node reached the workflow as a signal carrying only its name.
+      const history = await handle.fetchHistory();
+      const signals = (history.events ?? []).flatMap((e) => (e.workflowExecutionSignaledEventAttributes ? [e.workflowExecutionSignaledEventAttributes.signalName] : []));
+      expect(signals).toContain('csrCreated');
 
-    // A CSR naming the node reached the workflow as a signal carrying only its name.
-    const history = await handle.fetchHistory();
-    const signals = (history.events ?? []).flatMap((e) => (e.workflowExecutionSignaledEventAttributes ? [e.workflowExecutionSignaledEventAttributes.signalName] : []));
-    expect(signals).toContain('csrCreated');
+      await lh.guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims', name });
+      const result: NodeClaimResult = await handle.result();
+      expect(result.end).toEqual({ kind: 'deleted', by: 'nodeclaim' });
+      expect(await lh.instanceState(result.instance?.instanceId ?? '')).toMatch(/shutting-down|terminated/);
+      await eventually('the NodeClaim to be gone (finalizer released)', async () => (await lh.claims.get(name)) === undefined);
+      await eventually('the Node to be gone', async () => (await lh.guest.core.listNode()).items.every((n) => n.metadata?.name !== claim.status?.nodeName));
+      const after = await handle.fetchHistory();
+      const afterSignals = (after.events ?? []).flatMap((e) => (e.workflowExecutionSignaledEventAttributes ? [e.workflowExecutionSignaledEventAttributes.signalName] : []));
+      expect(afterSignals).toContain('nodeClaimChanged');
 
-    await lh.guest.customObjects.deleteClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims', name });
-    const result: NodeClaimResult = await handle.result();
-    expect(result.end).toEqual({ kind: 'deleted', by: 'nodeclaim' });
-    expect(await lh.instanceState(result.instance?.instanceId ?? '')).toMatch(/shutting-down|terminated/);
-    await eventually('the NodeClaim to be gone (finalizer released)', async () => (await lh.claims.get(name)) === undefined);
-    await eventually('the Node to be gone', async () => (await lh.guest.core.listNode()).items.every((n) => n.metadata?.name !== claim.status?.nodeName));
-    const after = await handle.fetchHistory();
-    const afterSignals = (after.events ?? []).flatMap((e) => (e.workflowExecutionSignaledEventAttributes ? [e.workflowExecutionSignaledEventAttributes.signalName] : []));
-    expect(afterSignals).toContain('nodeClaimChanged');
-
-    // An instance tagged for a NodeClaim that does not exist (a leak) is collected.
-    const ghost = `lc-${lh.id}-ghost`;
-    lh.silent.add(ghost);
-    const leaked = await lh.h.provider.launch(await aLaunchRequest(lh.h, { nodeClaim: { name: ghost, uid: 'no-such-claim' }, capacityTypes: ['on-demand'] }));
-    const collected = await eventually('the leaked instance to be collected', async () => {
-      const s = await watch.query<WatchStatus>('status');
-      return s.lastGc?.terminated.includes(leaked.instance.providerId) ? s : undefined;
-    });
-    expect(collected.instancesCollected).toBeGreaterThanOrEqual(1);
-    expect(await lh.instanceState(leaked.instance.instanceId)).toMatch(/shutting-down|terminated/);
-
-    await watch.cancel();
+      // An instance tagged for a NodeClaim that does not exist (a leak) is collected.
+      const ghost = `lc-${lh.id}-ghost`;
+      lh.silent.add(ghost);
+      const leaked = await lh.h.provider.launch(await aLaunchRequest(lh.h, { nodeClaim: { name: ghost, uid: 'no-such-claim' }, capacityTypes: ['on-demand'] }));
+      const collected = await eventually('the leaked instance to be collected', async () => {
+        const s = await watch.query<WatchStatus>('status');
+        return s.lastGc?.terminated.includes(leaked.instance.providerId) ? s : undefined;
+      });
+      expect(collected.instancesCollected).toBeGreaterThanOrEqual(1);
+      expect(await lh.instanceState(leaked.instance.instanceId)).toMatch(/shutting-down|terminated/);
+    } finally {
+      await watch.cancel();
+    }
     await expect(watch.result()).resolves.toBeUndefined();
     // refreshes the history test/unit/replay.test.ts replays (see nodeclaim-lifecycle.test.ts)
     await recordHistory('watch-with-gc', () => watch.fetchHistory());

@@ -71,6 +71,33 @@ describe('cluster event router', () => {
     ]);
   });
 
+  it('routes a CSR that came before its claim named the node once the name arrives, and only while it is pending', () => {
+    const r = new ClusterEventRouter();
+    const csr = { name: 'csr-early', nodeNames: ['ip-10-0-0-4.ec2.internal'], pending: true };
+    expect(r.onNodeClaim('ADDED', aClaim())).toEqual([{ kind: 'start', nodeClaim: 'default-abc12', uid: 'uid-1' }]);
+    // the kubelet asks before the launch wrote the expected node name on the claim
+    expect(r.onCsr('ADDED', csr)).toEqual([]);
+    expect(r.onCsr('ADDED', { name: 'csr-elsewhere', nodeNames: ['ip-10-9-9-9.ec2.internal'], pending: true })).toEqual([]);
+    const ring = [{ kind: 'signal', nodeClaim: 'default-abc12', signal: 'csrCreated', arg: 'csr-early' }];
+    expect(r.onNodeClaim('MODIFIED', launched)).toEqual(ring);
+    expect(r.onNodeClaim('MODIFIED', launched)).toEqual([]); // the name did not move: nothing again
+    // a claim first seen with the name already set is started, then told
+    const fresh = new ClusterEventRouter();
+    fresh.onCsr('ADDED', csr);
+    expect(fresh.onNodeClaim('ADDED', launched)).toEqual([{ kind: 'start', nodeClaim: 'default-abc12', uid: 'uid-1' }, ...ring]);
+    // answered, deleted, or gone from a relist: forgotten
+    for (const forget of [
+      (x: ClusterEventRouter) => x.onCsr('MODIFIED', { ...csr, pending: false }),
+      (x: ClusterEventRouter) => x.onCsr('DELETED', csr),
+      (x: ClusterEventRouter) => x.reconcileCsrs(new Set(['csr-other'])),
+    ]) {
+      const later = new ClusterEventRouter();
+      later.onCsr('ADDED', csr);
+      forget(later);
+      expect(later.onNodeClaim('ADDED', launched)).toEqual([{ kind: 'start', nodeClaim: 'default-abc12', uid: 'uid-1' }]);
+    }
+  });
+
   it('after a relist, reports claims deleted while the watch was away', () => {
     const r = new ClusterEventRouter();
     r.onNodeClaim('ADDED', aClaim({ name: 'a' }));
