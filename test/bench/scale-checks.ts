@@ -172,7 +172,7 @@ export const LONG_LIVED_ACTIVITIES: ReadonlySet<string> = new Set(['watchCluster
  * Stuck = running with work outstanding and no progress for `thresholdMs`: a workflow task
  * scheduled that long ago and not done, or an activity that has not started, heartbeat or
  * been retried for that long, or one retried all that while without an attempt
- * completing, or — across two samples that far apart — history that did not grow while
+ * completing while nothing else was scheduled, or — across two samples that far apart — history that did not grow while
  * something was pending. A workflow waiting on a timer or a signal with
  * nothing pending is idle, not stuck (a steady NodeClaim sleeps 5 minutes by design).
  */
@@ -201,15 +201,11 @@ export function stuckWorkflows(samples: readonly WorkflowSample[], now: number, 
     // (the provisioner's planBatch at attempt 20 in a 3 × 600 run, every attempt timed out)
     // (an activity that runs for as long as the cluster is enabled never completes by design;
     // a killed worker's attempt is retried, and it is judged by its heartbeats alone)
-    const retrying = (latest.pendingActivities ?? []).filter((a) => !longLived.has(a.type)).find((a) => {
-      const since = ordered.find((s) => latest.at - s.at >= thresholdMs && (s.pendingActivities ?? []).some((b) => b.id === a.id && b.type === a.type && b.attempt < a.attempt));
-      return since !== undefined && ordered.filter((s) => s.at >= since.at).every((s) => (s.pendingActivities ?? []).some((b) => b.id === a.id && b.type === a.type));
-    });
-    if (retrying) {
-      const first = ordered.find((s) => (s.pendingActivities ?? []).some((b) => b.id === retrying.id && b.type === retrying.type));
-      const from = first?.pendingActivities?.find((b) => b.id === retrying.id && b.type === retrying.type)?.attempt ?? 1;
-      const where = [retrying.stage ? `at its last beat: ${retrying.stage}` : '', retrying.lastFailure ? `last failure: ${retrying.lastFailure}` : ''].filter(Boolean).join('; ');
-      stuck.push({ id, why: `activity ${retrying.type} retried from attempt ${from} to ${retrying.attempt} over ${Math.round((latest.at - (first?.at ?? latest.at)) / 1000)} s without completing${where ? ` (${where})` : ''}` });
+    // — unless the workflow scheduled other work meanwhile: it progressed beside the retries
+    // (the disruption workflow's rounds beside a cloud pass; listed by retriedWhileProgressing)
+    const retried = longRetried(ordered, thresholdMs, longLived);
+    if (retried && !retried.progressed) {
+      stuck.push({ id, why: retried.why });
       continue;
     }
     // (a watch pending while its workflow waits is no work outstanding: its history stays still by design)
@@ -223,6 +219,49 @@ export function stuckWorkflows(samples: readonly WorkflowSample[], now: number, 
     }
   }
   return stuck.sort((a, b) => a.id.localeCompare(b.id));
+}
+
+interface LongRetry {
+  why: string;
+  /** another activity was scheduled while it was retried */
+  progressed: boolean;
+}
+
+/** A non-long-lived activity pending in every sample of the last `thresholdMs`, its attempt grown meanwhile. */
+function longRetried(ordered: readonly WorkflowSample[], thresholdMs: number, longLived: ReadonlySet<string>): LongRetry | undefined {
+  const latest = ordered[ordered.length - 1];
+  if (!latest) return undefined;
+  const same = (a: { id: string; type: string }) => (b: { id: string; type: string }) => b.id === a.id && b.type === a.type;
+  for (const a of (latest.pendingActivities ?? []).filter((x) => !longLived.has(x.type))) {
+    const since = ordered.find((s) => latest.at - s.at >= thresholdMs && (s.pendingActivities ?? []).some((b) => same(a)(b) && b.attempt < a.attempt));
+    if (since === undefined) continue;
+    const window = ordered.filter((s) => s.at >= since.at);
+    if (!window.every((s) => (s.pendingActivities ?? []).some(same(a)))) continue;
+    const first = ordered.find((s) => (s.pendingActivities ?? []).some(same(a)));
+    const from = first?.pendingActivities?.find(same(a))?.attempt ?? 1;
+    const where = [a.stage ? `at its last beat: ${a.stage}` : '', a.lastFailure ? `last failure: ${a.lastFailure}` : ''].filter(Boolean).join('; ');
+    // activity ids are scheduling order: one pending now that was not at the window's start is new work
+    const atStart = new Set((since.pendingActivities ?? []).map((b) => b.id));
+    const progressed = window.some((s) => (s.pendingActivities ?? []).some((b) => !longLived.has(b.type) && !same(a)(b) && !atStart.has(b.id)));
+    return { why: `activity ${a.type} retried from attempt ${from} to ${a.attempt} over ${Math.round((latest.at - (first?.at ?? latest.at)) / 1000)} s without completing${where ? ` (${where})` : ''}`, progressed };
+  }
+  return undefined;
+}
+
+/**
+ * Workflows not stuck, but with an activity retried for `thresholdMs` without completing
+ * while they went on with other work: not a lost workflow, still a slow or failing step
+ * the report names (a cloud pass killed attempt after attempt at the peak of a scale-out).
+ */
+export function retriedWhileProgressing(samples: readonly WorkflowSample[], options: { runningNow: ReadonlySet<string>; thresholdMs?: number; longLived?: ReadonlySet<string> }): StuckWorkflow[] {
+  const byId = new Map<string, WorkflowSample[]>();
+  for (const s of samples) if (options.runningNow.has(s.id)) byId.set(s.id, [...(byId.get(s.id) ?? []), s]);
+  const found: StuckWorkflow[] = [];
+  for (const [id, list] of byId) {
+    const retried = longRetried([...list].sort((a, b) => a.at - b.at), options.thresholdMs ?? 300_000, options.longLived ?? LONG_LIVED_ACTIVITIES);
+    if (retried?.progressed) found.push({ id, why: retried.why });
+  }
+  return found.sort((a, b) => a.id.localeCompare(b.id));
 }
 
 /** One reading of a PodDisruptionBudget's status. */

@@ -54,7 +54,7 @@ import { buildShippedWorker, shippedWorkerEnvOfCheckout, shippedWorkerTuning } f
 import { clockTicksPerSecond, CpuLedger, readProcesses, type PhaseCpu } from './process-cpu';
 import {
   addHistograms, claimStepSeconds, claimTimeline, duplicateInstances, histogramQuantile, leakedInstances, parseHistogram, pdbShortfalls, pdbViolations, scaleBounds, pendingPods, pendingToRunningSeconds, percentile, perMinute, rssMiBFromStatus,
-  stuckWorkflows, sumCounter, type ClaimTimeline, type StepSeconds, summarizeRss, type DuplicateInstances, type Histogram, type ObservedInstance, type ObservedPod, type PdbSample, type StuckWorkflow, type WorkflowSample,
+  retriedWhileProgressing, stuckWorkflows, sumCounter, type ClaimTimeline, type StepSeconds, summarizeRss, type DuplicateInstances, type Histogram, type ObservedInstance, type ObservedPod, type PdbSample, type StuckWorkflow, type WorkflowSample,
 } from './scale-checks';
 
 const t0 = Date.now();
@@ -646,11 +646,19 @@ async function main(): Promise<void> {
     });
     // stuck is judged at every round, among the workflows running in that round
     const stuckSeen = new Map<string, StuckWorkflow & { at: number; phase: string }>();
+    // not stuck, but named: an activity retried 5 min while its workflow went on beside it
+    const retriedSeen = new Map<string, StuckWorkflow & { at: number; phase: string }>();
     const judgeStuck = (round: WorkflowSample[]) => {
       const at = Date.now();
-      for (const s of stuckWorkflows(workflowSamples, at, { runningNow: new Set(round.map((r) => r.id)) })) {
+      const runningNow = new Set(round.map((r) => r.id));
+      for (const s of stuckWorkflows(workflowSamples, at, { runningNow })) {
         if (!stuckSeen.has(s.id)) say(`STUCK: ${s.id}: ${s.why}`);
         stuckSeen.set(s.id, { ...s, at: Math.round((at - t0) / 1000), phase });
+      }
+      for (const s of retriedWhileProgressing(workflowSamples, { runningNow })) {
+        const key = `${s.id}: ${s.why.replace(/ from attempt.*/, '')}`;
+        if (!retriedSeen.has(key)) say(`retried 5 min while its workflow went on (not stuck): ${s.id}: ${s.why}`);
+        retriedSeen.set(key, { ...s, at: Math.round((at - t0) / 1000), phase });
       }
     };
     every('workflows', 60_000, async () => {
@@ -864,6 +872,7 @@ async function main(): Promise<void> {
       leakedInstances: leaked.map((i) => ({ id: i.id, state: i.state, nodeClaim: i.tags['karpenter.sh/nodeclaim'] })),
       pendingPodsPlaced: { afterUp: upPending.length, afterDown: downPending.length, examples: [...upPending, ...downPending].slice(0, 20) },
       stuckWorkflows: stuck,
+      retriedWhileProgressing: [...retriedSeen.values()],
       workflowsStillRunningAfterDisable: stillRunning,
       pdbViolations: violations,
       // short of healthy pods that had not been placed yet (no healthy pod lost): not a disruption's doing
@@ -906,6 +915,7 @@ async function main(): Promise<void> {
     mkdirSync(dirname(o.report), { recursive: true });
     writeFileSync(o.report, JSON.stringify(report, null, 2));
     printTable(o, report, verdicts);
+    if (retriedSeen.size > 0) say(`activities retried 5 min while their workflows went on (not stuck; see checks.retriedWhileProgressing): ${retriedSeen.size}`);
     if (notPlacedYet.length > 0) say(`PDBs short of pods not placed yet during consolidation (no healthy pod lost; not a violation): ${notPlacedYet.length} episode(s)`);
     printCpu(cpu.phases(), cpu.overall());
     say(`report: ${o.report}`);

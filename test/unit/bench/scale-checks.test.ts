@@ -1,6 +1,6 @@
 import {
   addHistograms, claimStepSeconds, claimTimeline, duplicateInstances, histogramQuantile, leakedInstances, parseHistogram, pdbShortfalls, pdbViolations, scaleBounds, pendingPods, pendingToRunningSeconds, percentile, perMinute, rssMiBFromStatus,
-  stuckWorkflows, sumCounter, type ObservedInstance, type PdbSample, type WorkflowSample,
+  retriedWhileProgressing, stuckWorkflows, sumCounter, type ObservedInstance, type PdbSample, type WorkflowSample,
 } from '../../bench/scale-checks';
 
 const anInstance = (id: string, o: { claim?: string; cluster?: string; state?: string } = {}): ObservedInstance => ({
@@ -105,6 +105,22 @@ describe('stuck workflows', () => {
     expect(stuckWorkflows(recovered, now, running('p'))).toEqual([]);
     // retried for under five minutes: not yet
     expect(stuckWorkflows([planning(now - 200_000, 3, 10), planning(now, 9, 12)], now, running('p'))).toEqual([]);
+  });
+  it('an activity retried for five minutes while its workflow schedules other work is not stuck, and is listed apart', () => {
+    // the disruption workflow's cloud pass, killed attempt after attempt, its rounds going on beside it
+    const sample = (at: number, attempt: number, round?: string, historyLength = 500): WorkflowSample => ({
+      ...idle('d', at, historyLength),
+      pendingActivitiesLastProgress: [at - 5_000],
+      pendingActivities: [{ id: '40', type: 'refreshCloudFacts', attempt, stage: 'cloud facts: instances' }, ...(round ? [{ id: round, type: 'planRound', attempt: 1 }] : [])],
+    });
+    const why = 'activity refreshCloudFacts retried from attempt 1 to 5 over 360 s without completing (at its last beat: cloud facts: instances)';
+    const beside = [sample(now - 360_000, 1, '41', 500), sample(now - 180_000, 3, '44', 530), sample(now, 5, undefined, 560)];
+    expect(stuckWorkflows(beside, now, running('d'))).toEqual([]);
+    expect(retriedWhileProgressing(beside, running('d'))).toEqual([{ id: 'd', why }]);
+    // a round pending throughout (the same id in every sample) is no new work: stuck
+    const held = [sample(now - 360_000, 1, '41', 500), sample(now - 180_000, 3, '41', 510), sample(now, 5, '41', 520)];
+    expect(stuckWorkflows(held, now, running('d'))).toEqual([{ id: 'd', why }]);
+    expect(retriedWhileProgressing(held, running('d'))).toEqual([]);
   });
   it('a watch retried after each worker kill is not, while it heartbeats: it never completes by design', () => {
     const watching = (at: number, attempt: number, beat: number): WorkflowSample => ({ ...idle('w', at, 40), pendingActivitiesLastProgress: [beat], pendingActivities: [{ id: '1', type: 'watchCluster', attempt }] });
