@@ -172,19 +172,16 @@ export const LONG_LIVED_ACTIVITIES: ReadonlySet<string> = new Set(['watchCluster
  * Stuck = running with work outstanding and no progress for `thresholdMs`: a workflow task
  * scheduled that long ago and not done, or an activity that has not started, heartbeat or
  * been retried for that long, or one retried all that while without an attempt
- * completing while nothing else was scheduled, or — across two samples that far apart — history that did not grow while
- * something was pending. A workflow waiting on a timer or a signal with
- * nothing pending is idle, not stuck (a steady NodeClaim sleeps 5 minutes by design).
+ * completing while nothing else was scheduled, or — across two samples that far apart —
+ * history that did not grow while something was pending. A workflow waiting on a timer or
+ * a signal with nothing pending is idle, not stuck (a steady NodeClaim sleeps 5 minutes by
+ * design).
  */
 export function stuckWorkflows(samples: readonly WorkflowSample[], now: number, options: { runningNow: ReadonlySet<string>; thresholdMs?: number; longLived?: ReadonlySet<string> }): StuckWorkflow[] {
   const thresholdMs = options.thresholdMs ?? 300_000;
   const longLived = options.longLived ?? LONG_LIVED_ACTIVITIES;
-  const byId = new Map<string, WorkflowSample[]>();
-  // only workflows running now: one that ended since its last sample made progress by ending
-  for (const s of samples) if (options.runningNow.has(s.id)) byId.set(s.id, [...(byId.get(s.id) ?? []), s]);
   const stuck: StuckWorkflow[] = [];
-  for (const [id, list] of byId) {
-    const ordered = [...list].sort((a, b) => a.at - b.at);
+  for (const [id, ordered] of samplesOfRunning(samples, options.runningNow)) {
     const latest = ordered[ordered.length - 1];
     if (!latest) continue;
     if (latest.pendingWorkflowTaskSince !== undefined && now - latest.pendingWorkflowTaskSince >= thresholdMs) {
@@ -221,6 +218,22 @@ export function stuckWorkflows(samples: readonly WorkflowSample[], now: number, 
   return stuck.sort((a, b) => a.id.localeCompare(b.id));
 }
 
+/**
+ * Each running workflow's samples, oldest first. Only workflows running now: one that ended
+ * since its last sample made progress by ending.
+ */
+function samplesOfRunning(samples: readonly WorkflowSample[], runningNow: ReadonlySet<string>): Map<string, WorkflowSample[]> {
+  const byId = new Map<string, WorkflowSample[]>();
+  for (const s of samples) {
+    if (!runningNow.has(s.id)) continue;
+    const list = byId.get(s.id);
+    if (list) list.push(s);
+    else byId.set(s.id, [s]);
+  }
+  for (const list of byId.values()) list.sort((a, b) => a.at - b.at);
+  return byId;
+}
+
 interface LongRetry {
   why: string;
   /** another activity was scheduled while it was retried */
@@ -254,11 +267,9 @@ function longRetried(ordered: readonly WorkflowSample[], thresholdMs: number, lo
  * the report names (a cloud pass killed attempt after attempt at the peak of a scale-out).
  */
 export function retriedWhileProgressing(samples: readonly WorkflowSample[], options: { runningNow: ReadonlySet<string>; thresholdMs?: number; longLived?: ReadonlySet<string> }): StuckWorkflow[] {
-  const byId = new Map<string, WorkflowSample[]>();
-  for (const s of samples) if (options.runningNow.has(s.id)) byId.set(s.id, [...(byId.get(s.id) ?? []), s]);
   const found: StuckWorkflow[] = [];
-  for (const [id, list] of byId) {
-    const retried = longRetried([...list].sort((a, b) => a.at - b.at), options.thresholdMs ?? 300_000, options.longLived ?? LONG_LIVED_ACTIVITIES);
+  for (const [id, ordered] of samplesOfRunning(samples, options.runningNow)) {
+    const retried = longRetried(ordered, options.thresholdMs ?? 300_000, options.longLived ?? LONG_LIVED_ACTIVITIES);
     if (retried?.progressed) found.push({ id, why: retried.why });
   }
   return found.sort((a, b) => a.id.localeCompare(b.id));
