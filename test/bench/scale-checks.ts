@@ -411,3 +411,20 @@ export function rssMiBFromStatus(status: string): number | undefined {
   const kib = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
   return kib === undefined ? undefined : Number(kib) / 1024;
 }
+
+/**
+ * `npm run scale`'s default phase timeouts (seconds), grown with the pods of all clusters.
+ * On this project's 2-core machine 3 × 2,000 pods (the default) took 1,727 / 1,375 / 164 s
+ * (docs/capacity.md, session 23) and gets 3,600 / 2,100 / 600; 3 × 600, which passed with
+ * 900 / 600 / 480, gets 1,080 / 630 / 480.
+ */
+export const phaseTimeouts = {
+  up: { perPod: 0.6, least: 900 },
+  down: { perPod: 0.35, least: 600 },
+  delete: { perPod: 0.1, least: 480 },
+} as const;
+
+export function phaseTimeout(phase: keyof typeof phaseTimeouts, pods: number): number {
+  const { perPod, least } = phaseTimeouts[phase];
+  return Math.max(least, Math.ceil(perPod * pods));
+}

@@ -54,7 +54,7 @@ import { buildShippedWorker, shippedWorkerEnvOfCheckout, shippedWorkerTuning } f
 import { clockTicksPerSecond, CpuLedger, readProcesses, type PhaseCpu } from './process-cpu';
 import {
   addHistograms, claimStepSeconds, claimTimeline, duplicateInstances, histogramQuantile, leakedInstances, parseHistogram, pdbShortfalls, pdbViolations, scaleBounds, pendingPods, pendingToRunningSeconds, percentile, perMinute, rssMiBFromStatus,
-  retriedWhileProgressing, stuckWorkflows, sumCounter, type ClaimTimeline, type StepSeconds, summarizeRss, type DuplicateInstances, type Histogram, type ObservedInstance, type ObservedPod, type PdbSample, type StuckWorkflow, type WorkflowSample,
+  retriedWhileProgressing, stuckWorkflows, sumCounter, type ClaimTimeline, type StepSeconds, summarizeRss, type DuplicateInstances, type Histogram, type ObservedInstance, type ObservedPod, type PdbSample, type StuckWorkflow, type WorkflowSample, phaseTimeout, phaseTimeouts,
 } from './scale-checks';
 
 const t0 = Date.now();
@@ -110,9 +110,9 @@ function parseOptions(argv: readonly string[]): Options {
     .option('--server-error <p>', 'share of EC2 calls answered 500 InternalError', rate, 0.02)
     .option('--no-restart-guests', 'do not restart the guest API servers')
     .option('--no-restart-temporal', 'do not restart the Temporal frontend (the whole dev server)')
-    .option('--up-timeout <s>', 'phase 1 (all Running) gives up after', int, 900)
-    .option('--down-timeout <s>', 'phase 2 (consolidated) gives up after', int, 600)
-    .option('--delete-timeout <s>', 'phase 3 (nothing left) gives up after', int, 480)
+    .option('--up-timeout <s>', `phase 1 (all Running) gives up after (default: ${phaseTimeouts.up.perPod} s per pod of all clusters, at least ${phaseTimeouts.up.least})`, int)
+    .option('--down-timeout <s>', `phase 2 (consolidated) gives up after (default: ${phaseTimeouts.down.perPod} s per pod, at least ${phaseTimeouts.down.least})`, int)
+    .option('--delete-timeout <s>', `phase 3 (nothing left) gives up after (default: ${phaseTimeouts.delete.perPod} s per pod, at least ${phaseTimeouts.delete.least})`, int)
     .option('--settle <s>', 'consolidated = the node count unchanged this long, nothing deleting', int, 90)
     .option('--cache <n>', 'AUTONODE_MAX_CACHED_WORKFLOWS of each worker', int)
     .option('--workflow-tasks <n>', 'AUTONODE_MAX_CONCURRENT_WORKFLOW_TASKS of each worker (default: the worker\'s, 10)', int)
@@ -121,11 +121,20 @@ function parseOptions(argv: readonly string[]): Options {
     .option('--worker-settings <kind>', "shipped: the compiled build (npm run build) with k8s/worker/worker.yaml's heap, cache and resync (overridden by --cache / --worker-heap-mb); defaults: the source through tsx with Node's and autonode's defaults", 'shipped')
     .exitOverride()
     .parse([...argv], { from: 'node' })
-    .opts<Omit<Options, 'killEvery' | 'server'> & { killEvery: number; kill: boolean; server: string }>();
+    .opts<Omit<Options, 'killEvery' | 'server' | 'upTimeout' | 'downTimeout' | 'deleteTimeout'> & {
+      killEvery: number; kill: boolean; server: string; upTimeout?: number; downTimeout?: number; deleteTimeout?: number;
+    }>();
   if (o.server !== 'dev' && o.server !== 'production') throw new Error(`--server: dev or production, got ${o.server}`);
   if (o.workerSettings !== 'shipped' && o.workerSettings !== 'defaults') throw new Error(`--worker-settings: shipped or defaults, got ${String(o.workerSettings)}`);
   if (o.workers < 1 || o.clusters < 1) throw new Error('--workers and --clusters must be at least 1');
-  return { ...o, server: o.server, killEvery: o.kill ? o.killEvery : 0, report: resolve(o.report), workerCpuProf: o.workerCpuProf === undefined ? undefined : resolve(o.workerCpuProf) };
+  const pods = o.clusters * o.podsPerCluster;
+  return {
+    ...o, server: o.server, killEvery: o.kill ? o.killEvery : 0,
+    upTimeout: o.upTimeout ?? phaseTimeout('up', pods),
+    downTimeout: o.downTimeout ?? phaseTimeout('down', pods),
+    deleteTimeout: o.deleteTimeout ?? phaseTimeout('delete', pods),
+    report: resolve(o.report), workerCpuProf: o.workerCpuProf === undefined ? undefined : resolve(o.workerCpuProf),
+  };
 }
 
 // ---------------------------------------------------------------------------------------

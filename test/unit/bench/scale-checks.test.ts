@@ -1,6 +1,6 @@
 import {
   addHistograms, claimStepSeconds, claimTimeline, duplicateInstances, histogramQuantile, leakedInstances, parseHistogram, pdbShortfalls, pdbViolations, scaleBounds, pendingPods, pendingToRunningSeconds, percentile, perMinute, rssMiBFromStatus,
-  retriedWhileProgressing, stuckWorkflows, sumCounter, type ObservedInstance, type PdbSample, type WorkflowSample,
+  phaseTimeout, retriedWhileProgressing, stuckWorkflows, sumCounter, type ObservedInstance, type PdbSample, type WorkflowSample,
 } from '../../bench/scale-checks';
 
 const anInstance = (id: string, o: { claim?: string; cluster?: string; state?: string } = {}): ObservedInstance => ({
@@ -226,5 +226,14 @@ describe('NodeClaim join steps', () => {
 
   it('has no figure for a step no claim finished', () => {
     expect(claimStepSeconds([claimTimeline(claim(0, {}))]).launch).toEqual({ p50: undefined, p99: undefined, n: 0 });
+  });
+});
+
+describe('default phase timeouts', () => {
+  it('grow with the pods of all clusters, to what 3 × 2,000 needed, above a floor', () => {
+    const of = (pods: number) => [phaseTimeout('up', pods), phaseTimeout('down', pods), phaseTimeout('delete', pods)];
+    expect(of(3 * 600)).toEqual([1080, 630, 480]);
+    expect(of(3 * 2000)).toEqual([3600, 2100, 600]);
+    expect(of(100)).toEqual([900, 600, 480]);
   });
 });
