@@ -14,7 +14,9 @@
 // constraint (canAddToClaim). Whatever a pattern could not take — a zone clash, a pool
 // limit, the last 5% (with one pool; with several the LP covers it, see coverTail below)
 // — stays waiting for the greedy fill, whose seeds try pools by weight, and which also
-// handles every pod with other topology rules (zone spread, pod affinity). solve() keeps the guided
+// handles every pod with other topology rules (pod affinity, zone spreads outside a zone
+// family). Zone-spread owners with their deployment's hostname-rule pods (a zone family)
+// are planned here too, their nodes' zones chosen together (zone-guide.ts). solve() keeps the guided
 // plan only when it is cheaper than the greedy one, so the guide can only lower the cost.
 //
 // Rejected (issue 14, finding 3, measured on many-pools, 3,000 pods, five pools, on a
@@ -179,7 +181,7 @@ function pooledCap(queues: readonly ClassQueue[], context: SolveContext, familyQ
     // their node, and two of its members share one only as a hostname-spread pair, which
     // the LP cannot tell from an owner and a member. topology-heavy (2,000 pods, with the
     // other settings as committed): one per node 66.77 $/h (LP 66.31), two for a family
-    // with spread members 67.52 (LP 65.12: its nodes held slots no pod of the family could
+    // with spread members 67.50 (LP 65.12: its nodes held slots no pod of the family could
     // use, e.g. five two-slot nodes for one deployment of ten).
     caps.set(root, Math.max(caps.get(root) ?? 0, Math.min(familyQueues.has(queue) ? 1 : queue.perNode, remainingOf(queue))));
   });
