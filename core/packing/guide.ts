@@ -14,7 +14,9 @@
 // constraint (canAddToClaim). Whatever a pattern could not take — a zone clash, a pool
 // limit, the last 5% (with one pool; with several the LP covers it, see coverTail below)
 // — stays waiting for the greedy fill, whose seeds try pools by weight, and which also
-// handles every pod with other topology rules (zone spread, pod affinity). solve() keeps the guided
+// handles every pod with other topology rules (pod affinity, zone spreads outside a zone
+// family). Zone-spread owners with their deployment's hostname-rule pods (a zone family)
+// are planned here too, their nodes' zones chosen together (zone-guide.ts). solve() keeps the guided
 // plan only when it is cheaper than the greedy one, so the guide can only lower the cost.
 //
 // Rejected (issue 14, finding 3, measured on many-pools, 3,000 pods, five pools, on a
@@ -45,7 +47,7 @@
 //   budget after 11 iterations at 77.2 $/h for pods the greedy fill places for ~76; ten
 //   times the budget: 97.50 in 15 s.
 import { maskFor } from './classes';
-import { addToClaimMutating, canAddToClaim, canOpen, openClaimMutating } from './claim';
+import { addToClaimMutating, canAddToClaim, canOpen, openClaimMutating, type Claim } from './claim';
 import { topologyOf, type SolveContext } from './context';
 import { add, subtract } from './dims';
 import type { LinearSolver } from './linear-program';
@@ -54,6 +56,9 @@ import { remainingOf, type ClassQueue, type PackState } from './pack-state';
 import { PatternGenerator, type RoundLimit } from './patterns';
 import { LabelKey } from '../scheduling/labels';
 import type { Pool, PoolType } from './pools';
+import { assignZones, zoneFamilies, type NodeZonePlan, type ZoneFamily } from './zone-guide';
+import { inValues } from '../scheduling/requirement';
+import { intersectRequirements } from '../scheduling/requirements';
 
 /** Pricing rounds for the solver (the bound runs to convergence; the guide needs a good mix, fast). */
 const maxIterations = 40;
@@ -80,6 +85,13 @@ const roundWork = 0.6e8;
  * one LP solve per node (aws-realistic 20k: 4.8 s → 2 s for the guide, 565 → 567 $/h).
  */
 const leaveToGreedy = 0.05;
+/**
+ * The same with zone families (zone-guide.ts): their leftovers are the hard pods (an owner
+ * needs a zone its family has not used), so the rounding goes further. topology-heavy
+ * (2,000 pods): 0.02 → 67.18 $/h, 0.03 → 66.77, 0.04 → 66.98, 0.05 → 66.93, 0.08 → 67.40,
+ * 0 → 67.71 (the last nodes of rounding are poorly filled).
+ */
+const leaveToGreedyWithFamilies = 0.03;
 /** Pricing rounds for each residual demand during rounding. */
 const iterationsPerRound = 2;
 /** The budgets above, for the rider pass (guide-riders.ts), which runs under the same ones. */
@@ -117,7 +129,7 @@ interface GuideItem {
   readonly cap: number;
 }
 
-function guideItems(queues: readonly ClassQueue[], context: SolveContext): GuideItem[] {
+function guideItems(queues: readonly ClassQueue[], context: SolveContext, familyQueues: ReadonlySet<ClassQueue>): GuideItem[] {
   const items: GuideItem[] = [];
   const pooled = new Map<number, ClassQueue[]>();
   for (const queue of queues) {
@@ -137,7 +149,7 @@ function guideItems(queues: readonly ClassQueue[], context: SolveContext): Guide
   // slots are then filled with two spread pods of one deployment before an anti-affinity
   // pod of it keeps the rest of that deployment away.
   return items.map((item) => (Number.isFinite(item.cap) || item.queues.length === 1 && guideKind(item.queues[0] as ClassQueue, context) === 'free' ? item
-    : { queues: [...item.queues].sort((a, b) => b.perNode - a.perNode || a.order - b.order), cap: pooledCap(item.queues, context) }));
+    : { queues: [...item.queues].sort((a, b) => b.perNode - a.perNode || a.order - b.order), cap: pooledCap(item.queues, context, familyQueues) }));
 }
 
 /**
@@ -146,7 +158,7 @@ function guideItems(queues: readonly ClassQueue[], context: SolveContext): Guide
  * largest of their caps (an anti-affinity pod keeps the others of its selector away, a
  * spread pod allows maxSkew), and separate deployments add up.
  */
-function pooledCap(queues: readonly ClassQueue[], context: SolveContext): number {
+function pooledCap(queues: readonly ClassQueue[], context: SolveContext, familyQueues: ReadonlySet<ClassQueue>): number {
   const parent = queues.map((_, i) => i);
   const find = (i: number): number => {
     while (parent[i] !== i) i = parent[i] ?? i;
@@ -165,7 +177,13 @@ function pooledCap(queues: readonly ClassQueue[], context: SolveContext): number
   const caps = new Map<number, number>();
   queues.forEach((queue, i) => {
     const root = find(i);
-    caps.set(root, Math.max(caps.get(root) ?? 0, Math.min(queue.perNode, remainingOf(queue))));
+    // A zone family (zone-guide.ts) counts one pod per node: its owners are alone of it on
+    // their node, and two of its members share one only as a hostname-spread pair, which
+    // the LP cannot tell from an owner and a member. topology-heavy (2,000 pods, with the
+    // other settings as committed): one per node 66.77 $/h (LP 66.31), two for a family
+    // with spread members 67.50 (LP 65.12: its nodes held slots no pod of the family could
+    // use, e.g. five two-slot nodes for one deployment of ten).
+    caps.set(root, Math.max(caps.get(root) ?? 0, Math.min(familyQueues.has(queue) ? 1 : queue.perNode, remainingOf(queue))));
   });
   let cap = 0;
   for (const value of caps.values()) cap += value;
@@ -198,9 +216,21 @@ export function guidable(state: PackState, context: SolveContext): boolean {
  */
 export function guideNewClaimsMutating(state: PackState, context: SolveContext, guide: Guide, placed: Set<string>): boolean {
   // Classes in the order the pools list them (most valuable first), each once.
-  const all = [...new Set(context.pools.flatMap((pool) => state.activeByPool[pool.order] ?? []))].filter((queue) => free(queue, context));
+  const live = [...new Set(context.pools.flatMap((pool) => state.activeByPool[pool.order] ?? []))];
+  const planned = live.filter((queue) => free(queue, context));
+  // Zone-spread owners join the guide with their families (zone-guide.ts).
+  const hostnameQueues = new Set(planned.filter((queue) => guideKind(queue, context) === 'hostname'));
+  const families = zoneFamilies([...state.queues.values()].filter((queue) => remainingOf(queue) > 0), hostnameQueues, context);
+  const owners = new Set(families.flatMap((family) => family.owners));
+  const all = live.filter((queue) => owners.has(queue) || free(queue, context));
   let ran = false;
-  for (const block of independentBlocks(all, context)) if (guideBlockMutating(state, context, guide, placed, block)) ran = true;
+  for (const block of independentBlocks(all, context)) {
+    const inBlock = new Set(block);
+    const own = families.filter((family) => [...family.owners, ...family.members].every((queue) => inBlock.has(queue)));
+    const ownOwners = new Set(own.flatMap((family) => family.owners));
+    // (an owner whose family the pools split stays with the greedy fill)
+    if (guideBlockMutating(state, context, guide, placed, block.filter((queue) => !owners.has(queue) || ownOwners.has(queue)), own)) ran = true;
+  }
   return ran;
 }
 
@@ -236,8 +266,10 @@ function independentBlocks(queues: readonly ClassQueue[], context: SolveContext)
   return [...blocks.values()];
 }
 
-function guideBlockMutating(state: PackState, context: SolveContext, guide: Guide, placed: Set<string>, queues: readonly ClassQueue[]): boolean {
-  const items = guideItems(queues, context);
+function guideBlockMutating(state: PackState, context: SolveContext, guide: Guide, placed: Set<string>, queues: readonly ClassQueue[], families: readonly ZoneFamily[]): boolean {
+  const opened: Claim[] = [];
+  const familyQueues = new Set(families.flatMap((family) => [...family.owners, ...family.members]));
+  const items = guideItems(queues, context, familyQueues);
   const types: { pool: Pool; type: PoolType }[] = [];
   for (const pool of context.pools) {
     for (const type of pool.types) if (type.offerings.length > 0 && canOpen(pool, type)) types.push({ pool, type });
@@ -268,7 +300,7 @@ function guideBlockMutating(state: PackState, context: SolveContext, guide: Guid
     // and so open the heaviest pool's nodes for it whatever they cost (many-pools: the tail
     // went to the on-demand pool; 95.53 → 92.54 $/h with the cover). With one pool the
     // greedy tail packs tighter (aws-realistic 1k 26.84 against 26.98, 5k 143.80 against 146.39).
-    { mode: 'fast', maxIterations, dpBudget: 0, fastBudget, searchNodes: 0, workBudget, leaveToGreedy, coverTail: context.pools.length > 1 },
+    { mode: 'fast', maxIterations, dpBudget: 0, fastBudget, searchNodes: 0, workBudget, leaveToGreedy: families.length > 0 ? leaveToGreedyWithFamilies : leaveToGreedy, coverTail: context.pools.length > 1 },
   );
   try {
     if (items.length * generator.typeCount > maxWork) return false;
@@ -286,14 +318,34 @@ function guideBlockMutating(state: PackState, context: SolveContext, guide: Guid
     generator.generate();
     const limited = context.pools.some((pool) => pool.limited.length > 0 || Number.isFinite(pool.nodesHeadroom));
     const { nodes } = generator.round(maxRounds, iterationsPerRound, roundWork, limited ? poolLimits(types, context.pools) : undefined);
-    for (const node of nodes) {
+    const itemOfFamily = (family: ZoneFamily): number => items.findIndex((item) => family.owners[0] !== undefined && item.queues.includes(family.owners[0]));
+    const zonePlans: readonly (NodeZonePlan | undefined)[] = families.length === 0 ? [] : assignZones(nodes, families, itemOfFamily, (t) => types[t]?.type);
+    nodes.forEach((node, n) => {
       const entry = types[node.type];
-      if (entry === undefined || !canOpen(entry.pool, entry.type)) continue;
+      if (entry === undefined || !canOpen(entry.pool, entry.type)) return;
       const { pool, type } = entry;
       const claim = openClaimMutating(state.claims.length, pool, type, context);
-      node.counts.forEach((count, k) => {
+      const zonePlan = zonePlans[n];
+      if (zonePlan?.zone !== undefined) {
+        // The zone the assignment chose: every family pod on the node counts there.
+        claim.zone = zonePlan.zone;
+        claim.requirements = intersectRequirements(claim.requirements, { [LabelKey.zone]: inValues(LabelKey.zone, [zonePlan.zone]) });
+      }
+      for (const { queue, count } of zonePlan?.pods ?? []) {
+        for (let i = 0; i < count; i++) {
+          const pod = queue.pods[queue.head];
+          const proposal = canAddToClaim(claim, queue.podClass, context);
+          if (pod === undefined || !proposal.ok) break;
+          queue.head += 1;
+          state.waiting -= 1;
+          addToClaimMutating(claim, queue.podClass, proposal, pod, context);
+          placed.add(pod);
+        }
+      }
+      node.counts.forEach((total, k) => {
         const item = items[k];
         if (item === undefined) return;
+        const count = total - (zonePlan?.used[k] ?? 0);
         // Each pod from the first of the item's classes (most valuable first) the node still admits.
         let from = 0;
         for (let i = 0; i < count; i++) {
@@ -301,7 +353,8 @@ function guideBlockMutating(state: PackState, context: SolveContext, guide: Guid
           for (; from < item.queues.length && !joined; from++) {
             const queue = item.queues[from];
             const pod = queue?.pods[queue.head];
-            if (queue === undefined || pod === undefined) continue;
+            // (a family's pods go only where assignZones put them)
+            if (queue === undefined || pod === undefined || familyQueues.has(queue)) continue;
             const proposal = canAddToClaim(claim, queue.podClass, context);
             if (!proposal.ok) continue;
             queue.head += 1;
@@ -315,18 +368,42 @@ function guideBlockMutating(state: PackState, context: SolveContext, guide: Guid
           if (!joined) break;
         }
       });
-      if (claim.pods.length > 0) state.claims.push(claim);
-      else {
+      if (claim.pods.length > 0) {
+        state.claims.push(claim);
+        opened.push(claim);
+      } else {
         // Nothing joined: give the pool its headroom back (the id, a hostname domain
         // nothing was counted in, is free for the next claim).
         pool.headroom.set(add(pool.headroom, claim.reservation));
         pool.nodesHeadroom += 1;
       }
-    }
+    });
+    // With families, the slots the assignment left empty and the rounding's tail: each pod
+    // left of the items tries the guided claims first (the greedy fill only opens new ones).
+    if (families.length > 0) topUpMutating(opened, items.flatMap((item) => item.queues), state, context, placed);
   } finally {
     generator.dispose();
   }
   return true;
+}
+
+/** Each pod left in the queues onto the first claim that admits it (claims in order). */
+function topUpMutating(claims: readonly Claim[], queues: readonly ClassQueue[], state: PackState, context: SolveContext, placed: Set<string>): void {
+  for (const queue of queues) {
+    for (const claim of claims) {
+      for (;;) {
+        const pod = queue.pods[queue.head];
+        if (pod === undefined) break;
+        const proposal = canAddToClaim(claim, queue.podClass, context);
+        if (!proposal.ok) break;
+        queue.head += 1;
+        state.waiting -= 1;
+        addToClaimMutating(claim, queue.podClass, proposal, pod, context);
+        placed.add(pod);
+      }
+      if (queue.head >= queue.pods.length) break;
+    }
+  }
 }
 
 /** Pool limits as rounding sees them: per pool a copy of the headroom, charged per node taken. */

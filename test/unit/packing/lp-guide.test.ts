@@ -89,4 +89,15 @@ describe('LP-guided solve', () => {
     }));
     expect(Math.max(...guided.nodeClaims.map((c) => antiApps(c.pods).size))).toBeGreaterThan(1);
   });
+
+  it('plans zone-spread pods with their deployments: valid, and cheaper than the greedy plan', () => {
+    // topology-heavy at 1,000 pods: before the zone-spread owners entered the guide
+    // (zone-guide.ts) the guided plan lost to the greedy one and solve() kept 35.809 $/h;
+    // measured with them: 33.647.
+    const input = topologyHeavy(1000);
+    const plan = solve(input, { linearSolver });
+    expect(checkPlan(input, plan)).toEqual([]);
+    expect(plan.unschedulable).toEqual([]);
+    expect(plan.totalPrice).toBeLessThan(34.5);
+  });
 });
