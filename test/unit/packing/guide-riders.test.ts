@@ -32,7 +32,7 @@ describe('patterns with openers', () => {
   const options = { mode: 'fast', maxIterations: 20, dpBudget: 0, fastBudget: 3_000_000, searchNodes: 0 } as const;
 
   it('two natives open two nodes, which must hold all 22 pods: two large nodes, each opened by a native', () => {
-    // Without openers five small nodes (cost 5) hold them, three of them with no native.
+    // Without openers six small nodes (cost 6) hold them, five of them with no native.
     const items = [{ requests: Float64Array.from([1000, 1024]), count: 2 }, { requests: Float64Array.from([1000, 1024]), count: 20 }];
     const generator = new PatternGenerator({ items, types, openers: [2, 0] }, linearSolver, options);
     try {
