@@ -13,6 +13,8 @@
 //  - a greedy fill by dual value per unit of capacity (fast mode, large types).
 // Farley's bound: if ρ ≥ max over types and patterns of π·a / c_t, then π/ρ is feasible
 // for the full master's dual and Σ n_k·π_k / ρ is a lower bound on its LP value.
+// With openers (the rider pass, guide-riders.ts) every pattern also names the item whose
+// pod opens its node, and a row per item caps the nodes it opens: Σ_{p names k} x_p ≤ o_k.
 import { gcd, lessOrEqual as fits, type Vec } from './dims';
 import type { LinearSolver, LpModel } from './linear-program';
 
