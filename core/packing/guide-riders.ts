@@ -14,15 +14,19 @@
 // that admits them and can still open one of their types) and pods that may ride on it
 // (*riders*: P admits them, a heavier pool opens for them): one column generation over
 // P's types for natives and riders together, pods of equal requests and equal type masks
-// in P as one item (they are interchangeable on P's nodes); sequential rounding; then
-// each rounded node first gets an opener — one native pod, from the node's items with
-// natives to spare, nodes with the fewest choices first — and is filled from its pattern,
-// natives before riders (every native needs a node of P, a rider left over has a pool of
-// its own). A node no native can open is not opened: its pods wait for the greedy fill.
-// Weights hold by construction: every node of P holds a native, and P is the native's
-// first pool by weight with room.
+// in P as one item (they are interchangeable on P's nodes). The LP knows the openers
+// (patterns.ts PatternProblem.openers): every pattern names an item whose native pod
+// opens its node, and an item opens at most as many nodes as it has natives, so every
+// rounded node has an opener. (Before, openers were assigned after rounding: ~125 of
+// ~590 rounded nodes on many-pools, small ones holding small plain pods, had none and
+// their pods went back to the greedy fill.) Each node takes its opener first, then is
+// filled from its pattern, riders before natives; what rounding leaves (5%) tops up the
+// room the nodes have left, and the rest waits for the greedy fill. Weights hold by
+// construction: every node of P holds a native, and P is the native's first pool by
+// weight with room.
 //
-// Measured on many-pools: see docs/NOTES.md ("Issue 14 finding 3, many-pools").
+// Measured on many-pools: see docs/NOTES.md ("Issue 14 finding 3, many-pools" and its
+// round 2).
 import { maskFor } from './classes';
 import { addToClaimMutating, canAddToClaim, canOpen, openClaimMutating, type Claim } from './claim';
 import type { SolveContext } from './context';
@@ -37,6 +41,13 @@ import { openingPool } from './riders';
 
 /** The first pass's budgets (guide.ts): a deterministic stand-in for a time limit. */
 const { maxIterations, fastBudget, workBudget, roundWork, maxRounds, iterationsPerRound, maxWork } = guideBudgets;
+/**
+ * The rider pass generates with this many times the first pass's budgets: its opener rows
+ * slow the LP down (many-pools' arm pool: 69.17 $/h after the usual budget, unconverged,
+ * 68.74 after twice it), and guide.ts no longer spends a full budget on a block its limits
+ * stop early. many-pools: ×1 89.61 $/h, ×1.5 89.50, ×2 89.30, ×2.5 89.25, ×3 89.43.
+ */
+const riderBudgets = 2;
 /**
  * Rounding stops with this share of the pods left to the greedy fill (its tail costs an LP
  * solve per node). many-pools, natives placed before riders: 0 → 92.11 $/h, 0.02 → 92.17,
@@ -85,9 +96,10 @@ function planPoolMutating(pool: Pool, classes: { natives: ClassQueue[]; riders: 
       items: items.map((item) => ({ requests: (item.natives[0] ?? item.riders[0])?.podClass.requests ?? new Float64Array(0), count: countOf(item.natives) + countOf(item.riders) })),
       types: types.map((type) => ({ capacity: subtract(type.allocatable, type.daemonOverhead), price: type.offerings[0]?.price ?? Infinity })),
       allowed: (k, t) => masks[k]?.[types[t]?.index ?? -1] === 1,
+      openers: items.map((item) => countOf(item.natives)),
     },
     options.solver,
-    { mode: 'fast', maxIterations, dpBudget: 0, fastBudget, searchNodes: 0, workBudget, leaveToGreedy },
+    { mode: 'fast', maxIterations: riderBudgets * maxIterations, dpBudget: 0, fastBudget, searchNodes: 0, workBudget: riderBudgets * workBudget, leaveToGreedy },
   );
   try {
     if (items.length * generator.typeCount > maxWork) return false;
@@ -95,10 +107,9 @@ function planPoolMutating(pool: Pool, classes: { natives: ClassQueue[]; riders: 
     generator.generate();
     const limited = pool.limited.length > 0 || Number.isFinite(pool.nodesHeadroom);
     const { nodes } = generator.round(maxRounds, iterationsPerRound, roundWork, limited ? poolLimit(pool, types) : undefined);
-    const opener = assignOpeners(nodes, items.map((item) => countOf(item.natives)));
     const claims: { claim: Claim; node: Pattern }[] = [];
-    nodes.forEach((node, n) => {
-      const k = opener[n] ?? -1;
+    nodes.forEach((node) => {
+      const k = node.opener ?? -1;
       const type = types[node.type];
       const item = items[k];
       if (item === undefined || type === undefined || !canOpen(pool, type)) return;
@@ -123,6 +134,7 @@ function planPoolMutating(pool: Pool, classes: { natives: ClassQueue[]; riders: 
         });
       }
     }
+    topUpMutating(claims.map(({ claim }) => claim), items, state, context, placed);
     return claims.length > 0;
   } finally {
     generator.dispose();
@@ -156,7 +168,7 @@ function countOf(queues: readonly ClassQueue[]): number {
   return queues.reduce((sum, queue) => sum + remainingOf(queue), 0);
 }
 
-/** The greedy plan's nodes of this pool whose pods are all in the pass's items start the master. */
+/** The greedy plan's nodes of this pool whose pods are all in the pass's items start the master (one column per item that could open each: addKnownPattern). */
 function seedWithHints(generator: PatternGenerator, pool: Pool, types: readonly PoolType[], items: readonly RiderItem[], hints: readonly PlannedNodeClaim[]): void {
   const itemOf = new Map<string, number>();
   items.forEach((item, k) => {
@@ -173,31 +185,6 @@ function seedWithHints(generator: PatternGenerator, pool: Pool, types: readonly 
     }
     generator.addKnownPattern(t, counts);
   }
-}
-
-/**
- * Per node, the item whose native pod opens it (-1: none can): nodes with the fewest items
- * holding natives first, each taking from its item with the most natives left.
- */
-export function assignOpeners(nodes: readonly Pattern[], natives: readonly number[]): number[] {
-  const left = [...natives];
-  const choices = nodes.map((node) => {
-    let count = 0;
-    node.counts.forEach((c, k) => { if (c > 0 && (natives[k] ?? 0) > 0) count++; });
-    return count;
-  });
-  const order = nodes.map((_, n) => n).sort((a, b) => (choices[a] ?? 0) - (choices[b] ?? 0) || a - b);
-  const opener = nodes.map(() => -1);
-  for (const n of order) {
-    let best = -1;
-    nodes[n]?.counts.forEach((c, k) => {
-      if (c > 0 && (left[k] ?? 0) > 0 && (best < 0 || (left[k] ?? 0) > (left[best] ?? 0))) best = k;
-    });
-    if (best < 0) continue;
-    opener[n] = best;
-    left[best] = (left[best] ?? 0) - 1;
-  }
-  return opener;
 }
 
 /** Up to `count` pods from the queues (first class the claim admits first) onto the claim; how many joined. */
@@ -217,6 +204,26 @@ function takeMutating(claim: Claim, queues: readonly ClassQueue[], count: number
     if (joined >= count) break;
   }
   return joined;
+}
+
+/**
+ * What rounding left (leaveToGreedy) into the room the pass's nodes have left — a pattern
+ * trimmed to the demand left does not fill its node — largest pods first, riders before
+ * natives (as the fill above). Any pod a node admits may ride on it: its opener is in
+ * place. What does not fit waits for the greedy fill.
+ */
+function topUpMutating(claims: readonly Claim[], items: readonly RiderItem[], state: PackState, context: SolveContext, placed: Set<string>): void {
+  const requests = (item: RiderItem): Float64Array => (item.natives[0] ?? item.riders[0])?.podClass.requests ?? new Float64Array(0);
+  const largestFirst = items.map((item, k) => ({ item, k })).sort((x, y) => {
+    const a = requests(x.item);
+    const b = requests(y.item);
+    return (b[0] ?? 0) - (a[0] ?? 0) || (b[1] ?? 0) - (a[1] ?? 0) || x.k - y.k;
+  });
+  for (const claim of claims) {
+    for (const side of ['riders', 'natives'] as const) {
+      for (const { item } of largestFirst) takeMutating(claim, item[side], Infinity, state, context, placed);
+    }
+  }
 }
 
 function giveBackMutating(pool: Pool, claim: Claim): void {

@@ -96,6 +96,16 @@ const leaveToGreedyWithFamilies = 0.03;
 const iterationsPerRound = 2;
 /** The budgets above, for the rider pass (guide-riders.ts), which runs under the same ones. */
 export const guideBudgets = { maxIterations, fastBudget, maxRounds, maxWork, workBudget, roundWork, iterationsPerRound } as const;
+/**
+ * A block whose pools' limits leave room for less than this share of its demand generates
+ * with this share of the work budget: its LP prices every pod on those pools, but rounding
+ * stops at the limit after a few nodes, and which it takes hardly depends on how far the
+ * LP got (many-pools' on-demand block, 200 cpu for 4.5% of its demand: the same 100 nodes
+ * after 1 iteration as after 15; the rider pass spends the time better). With more room
+ * the LP's mix matters (many-pools' first 300–1,000 pods, 12–36%: a cut budget changed the
+ * on-demand nodes and cost up to 4% more), so the budget stays whole.
+ */
+const tightLimit = 0.1;
 
 /**
  * 'free': no topology rule of its own; 'hostname': only hostname anti-affinity and
@@ -284,6 +294,8 @@ function guideBlockMutating(state: PackState, context: SolveContext, guide: Guid
     const heaviest = Math.max(...context.pools.filter((pool) => all[pool.order] !== undefined).map((pool) => pool.weight));
     return context.pools.map((pool) => (pool.weight === heaviest ? all[pool.order] : undefined));
   });
+  const blockPools = context.pools.filter((pool) => masks.some((mask) => mask[pool.order] !== undefined));
+  const budgetShare = limitShare(blockPools, items) < tightLimit ? tightLimit : 1;
   const generator = new PatternGenerator(
     {
       items: items.map((item) => ({ requests: item.queues[0]?.podClass.requests ?? new Float64Array(0), count: item.queues.reduce((sum, queue) => sum + remainingOf(queue), 0) })),
@@ -300,7 +312,10 @@ function guideBlockMutating(state: PackState, context: SolveContext, guide: Guid
     // and so open the heaviest pool's nodes for it whatever they cost (many-pools: the tail
     // went to the on-demand pool; 95.53 → 92.54 $/h with the cover). With one pool the
     // greedy tail packs tighter (aws-realistic 1k 26.84 against 26.98, 5k 143.80 against 146.39).
-    { mode: 'fast', maxIterations, dpBudget: 0, fastBudget, searchNodes: 0, workBudget, leaveToGreedy: families.length > 0 ? leaveToGreedyWithFamilies : leaveToGreedy, coverTail: context.pools.length > 1 },
+    {
+      mode: 'fast', maxIterations, dpBudget: 0, fastBudget, searchNodes: 0, workBudget: workBudget * budgetShare,
+      leaveToGreedy: families.length > 0 ? leaveToGreedyWithFamilies : leaveToGreedy, coverTail: context.pools.length > 1,
+    },
   );
   try {
     if (items.length * generator.typeCount > maxWork) return false;
@@ -404,6 +419,24 @@ function topUpMutating(claims: readonly Claim[], queues: readonly ClassQueue[], 
       if (queue.head >= queue.pods.length) break;
     }
   }
+}
+
+/**
+ * The share of the items' demand the pools' limits leave room for, on the resources every
+ * one of them limits (at most 1; 1 when some pool is unlimited: no limit stops rounding).
+ */
+function limitShare(pools: readonly Pool[], items: readonly GuideItem[]): number {
+  if (pools.length === 0) return 1;
+  let share = 1;
+  for (const r of pools[0]?.limited ?? []) {
+    if (!pools.every((pool) => pool.limited.includes(r))) continue;
+    let demand = 0;
+    for (const item of items) for (const queue of item.queues) demand += remainingOf(queue) * (queue.podClass.requests[r] ?? 0);
+    let room = 0;
+    for (const pool of pools) room += Math.max(0, pool.headroom[r] ?? 0);
+    if (demand > 0) share = Math.min(share, room / demand);
+  }
+  return share;
 }
 
 /** Pool limits as rounding sees them: per pool a copy of the headroom, charged per node taken. */

@@ -13,6 +13,8 @@
 //  - a greedy fill by dual value per unit of capacity (fast mode, large types).
 // Farley's bound: if ρ ≥ max over types and patterns of π·a / c_t, then π/ρ is feasible
 // for the full master's dual and Σ n_k·π_k / ρ is a lower bound on its LP value.
+// With openers (the rider pass, guide-riders.ts) every pattern also names the item whose
+// pod opens its node, and a row per item caps the nodes it opens: Σ_{p names k} x_p ≤ o_k.
 import { gcd, lessOrEqual as fits, type Vec } from './dims';
 import type { LinearSolver, LpModel } from './linear-program';
 
@@ -25,6 +27,14 @@ export interface PatternProblem {
   readonly allowed?: (item: number, type: number) => boolean;
   /** Per-node rules between items (topology), honoured by every pattern generated. */
   readonly rules?: readonly PatternRule[];
+  /**
+   * Per item, how many of its pods may open a node (guide-riders.ts: a lighter pool's
+   * natives). When given, every pattern names an *opener* item it holds, at most this many
+   * nodes name item k (a row per item with openers), and rounding keeps both: every node
+   * returned has an opener. Patterns no opener can open are priced at noOpenerCost × their
+   * price and never rounded into nodes (their pods are left over).
+   */
+  readonly openers?: readonly number[];
 }
 
 /**
@@ -47,6 +57,8 @@ export interface Pattern {
   readonly type: number;
   /** Per item of the problem. */
   readonly counts: Int32Array;
+  /** With openers (PatternProblem.openers): the item one of whose pods opens the node, -1 for none. */
+  readonly opener?: number;
 }
 
 export interface GenerationResult {
@@ -99,6 +111,13 @@ const fullScanEvery = 4;
 const repriceAfter = 0.9;
 /** Grid states of one cheap-round dynamic program. */
 const maxFastStates = 100_000;
+/**
+ * The price factor of a column no opener can open (PatternProblem.openers): its pods are
+ * left to the caller's own packer, which pays more than the LP's nodes for them.
+ */
+const noOpenerCost = 2;
+/** With openers, pricing also tries patterns built around each of this many best openers. */
+const forcedOpeners = 2;
 
 interface Items {
   readonly k: number[];
@@ -111,6 +130,8 @@ interface Priced {
   /** Best pattern found and its value. */
   readonly value: number;
   readonly pattern: Int32Array | undefined;
+  /** With openers: the pattern's opener item (its value is net of that item's opener penalty). */
+  readonly opener?: number;
 }
 
 export class PatternGenerator {
@@ -147,6 +168,10 @@ export class PatternGenerator {
   /** Scratch buffers of the dynamic program (scratchGrid, scratchTrace). */
   private grid = new Float64Array(0);
   private trace = new Uint8Array(0);
+  /** With openers: per item, its opener row in the master (-1: its pods open no node). */
+  private readonly openerRow: Int32Array | undefined;
+  /** With openers: per item, nodes it may still open (rounding charges them). */
+  private readonly openersLeft: number[];
 
   constructor(problem: PatternProblem, private readonly solver: LinearSolver, private readonly options: GenerationOptions) {
     const d = problem.items[0]?.requests.length ?? 0;
@@ -201,6 +226,18 @@ export class PatternGenerator {
     });
     this.master = solver.createModel();
     this.count.forEach((n) => this.master.addRow(n, solver.infinity));
+    this.openersLeft = problem.items.map((_, k) => Math.min(problem.openers?.[k] ?? 0, this.count[k] ?? 0));
+    if (problem.openers === undefined) this.openerRow = undefined;
+    else {
+      const rows = new Int32Array(problem.items.length).fill(-1);
+      let row = problem.items.length;
+      this.openersLeft.forEach((n, k) => {
+        if (n <= 0) return;
+        rows[k] = row++;
+        this.master.addRow(-solver.infinity, n);
+      });
+      this.openerRow = rows;
+    }
     this.seedColumns();
   }
 
@@ -280,26 +317,52 @@ export class PatternGenerator {
     return Math.max(0, room);
   }
 
-  private addColumn(t: number, counts: Int32Array): boolean {
+  /**
+   * Adds the pattern as a column. With openers: `opener` names its opener item (undefined:
+   * the one it holds with the most openers left; -1, or an item it cannot open with: none,
+   * a no-opener column).
+   */
+  private addColumn(t: number, counts: Int32Array, opener?: number): boolean {
     if (this.rules.length > 0) this.repairRules(counts);
-    const key = `${t}:${counts.join(',')}`;
-    if (this.seen.has(key) || counts.every((c) => c === 0)) return false;
-    this.seen.add(key);
     const rows: number[] = [];
     const values: number[] = [];
     counts.forEach((c, k) => { if (c > 0) { rows.push(k); values.push(c); } });
-    this.master.addColumn({ cost: this.price[t] ?? 0, lower: 0, upper: this.solver.infinity, rows, values });
-    this.patterns.push({ type: t, counts });
+    let cost = this.price[t] ?? 0;
+    let named = -1;
+    if (this.openerRow !== undefined) {
+      if (opener === undefined) named = this.openerIn(counts);
+      else if (opener >= 0 && (counts[opener] ?? 0) > 0 && (this.openerRow[opener] ?? -1) >= 0) named = opener;
+      if (named < 0) cost *= noOpenerCost;
+      else { rows.push(this.openerRow[named] ?? 0); values.push(1); }
+    }
+    const key = `${t}:${named}:${counts.join(',')}`;
+    if (this.seen.has(key) || counts.every((c) => c === 0)) return false;
+    this.seen.add(key);
+    this.master.addColumn({ cost, lower: 0, upper: this.solver.infinity, rows, values });
+    this.patterns.push(this.openerRow === undefined ? { type: t, counts } : { type: t, counts, opener: named });
     return true;
+  }
+
+  /** The item of `counts` with openers that has the most left (-1: none); ties to the lower index. */
+  private openerIn(counts: ArrayLike<number>, penalty?: (k: number) => number): number {
+    let best = -1;
+    for (let k = 0; k < counts.length; k++) {
+      if ((counts[k] ?? 0) <= 0 || (this.openerRow?.[k] ?? -1) < 0 || (this.openersLeft[k] ?? 0) <= 0) continue;
+      const better = best < 0 || (penalty !== undefined && penalty(k) < penalty(best))
+        || ((penalty === undefined || penalty(k) === penalty(best)) && (this.openersLeft[k] ?? 0) > (this.openersLeft[best] ?? 0));
+      if (better) best = k;
+    }
+    return best;
   }
 
   /**
    * A known node (e.g. from the greedy plan) as a column: on its own type if that was
    * kept, else on the cheapest kept type that holds it. Returns whether it was added.
+   * With openers, `opener` is the item of the pod that opened it (addColumn).
    */
-  addKnownPattern(problemType: number, counts: Int32Array): boolean {
+  addKnownPattern(problemType: number, counts: Int32Array, opener?: number): boolean {
     // Many known nodes are alike (a greedy plan's): one look each.
-    const key = `${problemType}:${counts.join(',')}`;
+    const key = `${problemType}:${opener ?? ''}:${counts.join(',')}`;
     if (this.known.has(key)) return false;
     this.known.add(key);
     const load = new Float64Array(this.r[0]?.length ?? 0);
@@ -310,12 +373,19 @@ export class PatternGenerator {
       t = -1;
       for (let u = 0; u < this.a.length; u++) if (holds(u) && (t < 0 || (this.price[u] ?? 0) < (this.price[t] ?? 0))) t = u;
     }
-    return t >= 0 && this.addColumn(t, Int32Array.from(counts, (c, k) => Math.min(c, this.count[k] ?? 0)));
+    if (t < 0) return false;
+    const trimmed = Int32Array.from(counts, (c, k) => Math.min(c, this.count[k] ?? 0));
+    if (this.openerRow === undefined || opener !== undefined) return this.addColumn(t, trimmed, opener);
+    // With openers and none named: one column per item that could open it, the master picks.
+    let added = false;
+    trimmed.forEach((c, k) => { if (c > 0 && (this.openerRow?.[k] ?? -1) >= 0 && this.addColumn(t, trimmed.slice(), k)) added = true; });
+    return added;
   }
 
   /** Every placeable item alone on the type that holds it at the least cost per item. */
   private seedColumns(): void {
     const K = this.count.length;
+    const seeds: { k: number; t: number; copies: number }[] = [];
     for (let k = 0; k < K; k++) {
       let best = -1;
       let bestCost = Infinity;
@@ -337,7 +407,63 @@ export class PatternGenerator {
       const counts = new Int32Array(K);
       counts[k] = bestCopies;
       this.addColumn(best, counts);
+      // With openers, an item whose openers run out still has a column: the master stays feasible.
+      if ((this.openerRow?.[k] ?? -1) >= 0) this.addColumn(best, counts.slice(), -1);
+      seeds.push({ k, t: best, copies: bestCopies });
     }
+    if (this.openerRow !== undefined) this.seedOpened(seeds);
+  }
+
+  /**
+   * With openers, seed nodes an opener opens for every item, as a feasible start (the
+   * singletons above are mostly no-opener columns): each item's nodes (its demand over the
+   * copies its seed type holds) opened by its own openers first, then by others' left over,
+   * each as the item beside one opener pod — the opener leaving room for the most copies,
+   * then the smallest.
+   */
+  private seedOpened(seeds: readonly { k: number; t: number; copies: number }[]): void {
+    const left = [...this.openersLeft];
+    const need = seeds.map(({ k, copies }) => Math.ceil((this.count[k] ?? 0) / copies));
+    seeds.forEach(({ k }, s) => {
+      if ((this.openerRow?.[k] ?? -1) < 0) return;
+      const own = Math.min(need[s] ?? 0, left[k] ?? 0);
+      left[k] = (left[k] ?? 0) - own;
+      need[s] = (need[s] ?? 0) - own;
+    });
+    seeds.forEach(({ k, t, copies }, s) => {
+      const a = this.a[t] ?? new Float64Array(0);
+      const r = this.r[k] ?? new Float64Array(0);
+      while ((need[s] ?? 0) > 0) {
+        let best = -1;
+        let bestCopies = 0;
+        let bestSize = Infinity;
+        this.openerRow?.forEach((row, o) => {
+          if (row < 0 || (left[o] ?? 0) <= 0 || this.allowed[t]?.[o] !== 1) return;
+          const ro = this.r[o] ?? new Float64Array(0);
+          let room = o === k ? copies - 1 : copies;
+          let size = 0;
+          for (let i = 0; i < a.length; i++) {
+            const free = (a[i] ?? 0) - (ro[i] ?? 0);
+            if (free < 0) room = -1;
+            else if ((r[i] ?? 0) > 0) room = Math.min(room, Math.floor(free / (r[i] ?? 1)));
+            size += (ro[i] ?? 0) / Math.max(1, a[i] ?? 0);
+          }
+          if (room > bestCopies || (room === bestCopies && room > 0 && size < bestSize)) {
+            best = o;
+            bestCopies = room;
+            bestSize = size;
+          }
+        });
+        if (best < 0) return;
+        const nodes = Math.min(need[s] ?? 0, left[best] ?? 0);
+        left[best] = (left[best] ?? 0) - nodes;
+        need[s] = (need[s] ?? 0) - nodes;
+        const counts = new Int32Array(this.count.length);
+        counts[k] = bestCopies;
+        counts[best] = (counts[best] ?? 0) + 1;
+        this.addColumn(t, counts, best);
+      }
+    });
   }
 
   /** Column generation until no pattern improves or the iteration budget is spent. */
@@ -362,16 +488,16 @@ export class PatternGenerator {
       const scan = full ? this.pricing
         : [...this.pricing].sort((x, y) => (this.lastRatio[y] ?? 0) - (this.lastRatio[x] ?? 0) || x - y).slice(0, hotTypes);
       sinceFull = full ? 0 : sinceFull + 1;
-      const found: { t: number; ratio: number; pattern: Int32Array }[] = [];
+      const found: { t: number; ratio: number; pattern: Int32Array; opener?: number }[] = [];
       for (const t of scan) {
-        const priced = this.fastPrice(t, pi);
+        const priced = this.openerRow === undefined ? this.fastPrice(t, pi) : this.withOpener(t, pi, this.fastPrice(t, pi));
         const ratio = priced.value / (this.price[t] ?? 1);
         this.lastRatio[t] = Math.max(ratio, priced.upper === Infinity ? ratio : 0);
-        if (ratio > improving && priced.pattern !== undefined) found.push({ t, ratio, pattern: priced.pattern });
+        if (ratio > improving && priced.pattern !== undefined) found.push({ t, ratio, pattern: priced.pattern, opener: priced.opener });
       }
       let added = 0;
       found.sort((x, y) => y.ratio - x.ratio || x.t - y.t);
-      for (const column of found.slice(0, Math.max(20, K))) if (this.addColumn(column.t, column.pattern)) added += 1;
+      for (const column of found.slice(0, Math.max(20, K))) if (this.addColumn(column.t, column.pattern, column.opener)) added += 1;
       if (added > 0) continue;
       if (!full) {
         sinceFull = fullScanEvery;
@@ -414,7 +540,7 @@ export class PatternGenerator {
     let pricedAt = total();
     const stopAt = (this.options.leaveToGreedy ?? 0) * total();
     for (let round = 0; round < maxRounds && total() > stopAt && this.demand.some((n) => n > 0); round++) {
-      this.demand.forEach((n, k) => this.master.changeRowBounds(k, n, this.solver.infinity));
+      this.setResidualBounds();
       // Patterns for what is left (the first ones were shaped for the whole demand), once
       // a tenth of it has been placed since the last time.
       if (round > 0 && iterationsPerRound > 0 && total() <= repriceAfter * pricedAt) {
@@ -423,7 +549,7 @@ export class PatternGenerator {
       }
       const result = this.master.solve();
       if (!result.optimal) break;
-      const order = this.patterns.map((p, j) => ({ p, j, x: result.columnValues[j] ?? 0 })).filter((c) => c.p.type >= 0 && c.x > 1e-9)
+      const order = this.patterns.map((p, j) => ({ p, j, x: result.columnValues[j] ?? 0 })).filter((c) => this.roundable(c.p) && c.x > 1e-9)
         .sort((x, y) => y.x - x.x || x.j - y.j);
       let took = false;
       // A node the caller refuses (a pool limit) ends that pattern's copies; when no
@@ -438,9 +564,10 @@ export class PatternGenerator {
       }
       if (!took) {
         // No whole copy: one of the largest. (Rounding up every pattern above one half
-        // instead was measured worse: aws-realistic 1k 27.62 against 26.90 $/h.)
-        const first = usable.find((c) => fits(c.p));
-        if (first === undefined || !this.take(first.p, nodes, limit)) break;
+        // instead was measured worse: aws-realistic 1k 27.62 against 26.90 $/h.) With
+        // openers, a pattern whose openers ran out gives way to the next.
+        const first = this.openerRow === undefined ? usable.find((c) => fits(c.p)) : usable.find((c) => fits(c.p) && this.take(c.p, nodes, limit));
+        if (first === undefined || (this.openerRow === undefined && !this.take(first.p, nodes, limit))) break;
       }
     }
     if (stopAt > 0 && total() > 0 && this.options.coverTail === true) this.coverTail(nodes, limit);
@@ -453,10 +580,10 @@ export class PatternGenerator {
    * demand (so later copies shrink and stop); whatever no pattern covers stays left.
    */
   private coverTail(nodes: Pattern[], limit?: RoundLimit): void {
-    this.demand.forEach((n, k) => this.master.changeRowBounds(k, n, this.solver.infinity));
+    this.setResidualBounds();
     const result = this.master.solve();
     if (!result.optimal) return;
-    const order = this.patterns.map((p, j) => ({ p, j, x: result.columnValues[j] ?? 0 })).filter((c) => c.p.type >= 0 && c.x > 1e-9)
+    const order = this.patterns.map((p, j) => ({ p, j, x: result.columnValues[j] ?? 0 })).filter((c) => this.roundable(c.p) && c.x > 1e-9)
       .sort((x, y) => y.x - x.x || x.j - y.j);
     for (const { p, x } of order) {
       for (let copy = 0; copy < Math.ceil(x - 1e-9); copy++) {
@@ -479,7 +606,21 @@ export class PatternGenerator {
     this.pricing = [...keep].sort((x, y) => x - y);
   }
 
-  /** One node of the pattern, trimmed to the demand left; false if it would hold nothing. */
+  /** The master's rows for what is left: the demand, and with openers the nodes each item may still open. */
+  private setResidualBounds(): void {
+    this.demand.forEach((n, k) => this.master.changeRowBounds(k, n, this.solver.infinity));
+    this.openerRow?.forEach((row, k) => { if (row >= 0) this.master.changeRowBounds(row, -this.solver.infinity, this.openersLeft[k] ?? 0); });
+  }
+
+  /** Whether rounding may make nodes of the pattern: a real type, and with openers, an opener. */
+  private roundable(pattern: Pattern): boolean {
+    return pattern.type >= 0 && (this.openerRow === undefined || (pattern.opener ?? -1) >= 0);
+  }
+
+  /**
+   * One node of the pattern, trimmed to the demand left; false if it would hold nothing,
+   * or, with openers, if no item it still holds has an opener left (its own opener first).
+   */
   private take(pattern: Pattern, nodes: Pattern[], limit?: RoundLimit): boolean {
     // (plain loops: Int32Array.from with a map function and forEach were a tenth of the
     // guide's time at 20k pods, one call per node taken)
@@ -491,10 +632,17 @@ export class PatternGenerator {
       if (c > 0) any = true;
     }
     if (!any) return false;
+    let opener = -1;
+    if (this.openerRow !== undefined) {
+      const own = pattern.opener ?? -1;
+      opener = own >= 0 && (counts[own] ?? 0) > 0 && (this.openersLeft[own] ?? 0) > 0 ? own : this.openerIn(counts);
+      if (opener < 0) return false;
+      this.openersLeft[opener] = (this.openersLeft[opener] ?? 0) - 1;
+    }
     for (let k = 0; k < counts.length; k++) this.demand[k] = (this.demand[k] ?? 0) - (counts[k] ?? 0);
     const type = this.typeIndex[pattern.type] ?? -1;
     limit?.take(type);
-    nodes.push({ type, counts });
+    nodes.push(this.openerRow === undefined ? { type, counts } : { type, counts, opener });
     return true;
   }
 
@@ -642,14 +790,26 @@ export class PatternGenerator {
     return pattern;
   }
 
-  /** Densest first, as many copies as fit; then the same again for what is left. */
-  private greedy(t: number, pi: Float64Array, items: Items): Priced {
+  /**
+   * Densest first, as many copies as fit; then the same again for what is left. With
+   * `first`, one copy of that item goes on before the others (an opener, withOpener).
+   */
+  private greedy(t: number, pi: Float64Array, items: Items, first?: number): Priced {
     this.work += 4 * items.k.length * (this.a[t]?.length ?? 1);
     const room = Float64Array.from(this.a[t] ?? new Float64Array(0));
     const counts = new Int32Array(items.k.length);
     /** The same counts by problem item, for the rules (only kept when there are rules: this runs thousands of times a solve). */
     const full = new Int32Array(this.rules.length > 0 ? this.count.length : 0);
     let value = 0;
+    const firstAt = first === undefined ? -1 : items.k.indexOf(first);
+    if (first !== undefined) {
+      const r = this.r[first] ?? new Float64Array(0);
+      for (let i = 0; i < room.length; i++) room[i] = (room[i] ?? 0) - (r[i] ?? 0);
+      if (room.some((v) => v < 0)) return { upper: Infinity, value: 0, pattern: undefined };
+      if (firstAt >= 0) counts[firstAt] = 1;
+      if (full.length > 0) full[first] = 1;
+      value += pi[first] ?? 0;
+    }
     const order = this.densityOrder(t, pi, items);
     for (let pass = 0; pass < 2; pass++) {
       for (const j of order) {
@@ -665,7 +825,43 @@ export class PatternGenerator {
         for (let i = 0; i < room.length; i++) room[i] = (room[i] ?? 0) - copies * (r[i] ?? 0);
       }
     }
-    return { upper: Infinity, value, pattern: this.pattern(items, counts) };
+    const pattern = this.pattern(items, counts);
+    if (first !== undefined && firstAt < 0) pattern[first] = 1;
+    return { upper: Infinity, value, pattern };
+  }
+
+  /**
+   * The priced pattern with an opener (PatternProblem.openers): the item it holds with the
+   * least penalty (its opener row's dual), or a pattern built around one of the best
+   * openers the type allows (one copy, then the greedy fill), whichever is worth more net
+   * of the penalty. A pattern holding no opener has no value.
+   */
+  private withOpener(t: number, pi: Float64Array, priced: Priced): Priced {
+    const rows = this.openerRow ?? new Int32Array(0);
+    const penalty = (k: number): number => pi[rows[k] ?? -1] ?? 0;
+    let best: Priced = { upper: priced.upper, value: 0, pattern: undefined };
+    if (priced.pattern !== undefined) {
+      const opener = this.openerIn(priced.pattern, penalty);
+      if (opener >= 0) {
+        best = { upper: priced.upper, value: priced.value - penalty(opener), pattern: priced.pattern, opener };
+        if (penalty(opener) === 0) return best;
+      }
+    }
+    // (fastPrice found no pattern worth its price even without openers: none is)
+    if (priced.pattern === undefined && priced.upper <= (this.price[t] ?? 0) * improving) return best;
+    const candidates: number[] = [];
+    for (let k = 0; k < rows.length; k++) {
+      if ((rows[k] ?? -1) >= 0 && (this.openersLeft[k] ?? 0) > 0 && (this.demand[k] ?? 0) > 0 && this.copiesOn(k, t, 1) > 0) candidates.push(k);
+    }
+    const worth = (k: number): number => (pi[k] ?? 0) - penalty(k);
+    candidates.sort((x, y) => worth(y) - worth(x) || x - y);
+    const items = candidates.length > 0 ? this.items(t, pi) : { k: [], ub: [] };
+    for (const k of candidates.slice(0, forcedOpeners)) {
+      const around = this.greedy(t, pi, items, k);
+      const value = around.value - penalty(k);
+      if (around.pattern !== undefined && value > best.value) best = { upper: priced.upper, value, pattern: around.pattern, opener: k };
+    }
+    return best;
   }
 
   private branchAndBound(t: number, pi: Float64Array, items: Items, lambda: Float64Array, limit: number): { value: number; pattern: Int32Array; exact: boolean } {
