@@ -28,10 +28,10 @@
 // Measured on many-pools: see docs/NOTES.md ("Issue 14 finding 3, many-pools" and its
 // round 2).
 import { maskFor } from './classes';
-import { addToClaimMutating, canAddToClaim, canOpen, openClaimMutating, type Claim } from './claim';
+import { canOpen, openClaimMutating, type Claim } from './claim';
 import type { SolveContext } from './context';
 import { add, subtract } from './dims';
-import { guideBudgets } from './guide';
+import { guideBudgets, joinNextMutating } from './guide';
 import type { LinearSolver } from './linear-program';
 import { remainingOf, type ClassQueue, type PackState } from './pack-state';
 import { PatternGenerator, type Pattern } from './patterns';
@@ -191,16 +191,7 @@ function seedWithHints(generator: PatternGenerator, pool: Pool, types: readonly 
 function takeMutating(claim: Claim, queues: readonly ClassQueue[], count: number, state: PackState, context: SolveContext, placed: Set<string>): number {
   let joined = 0;
   for (const queue of queues) {
-    while (joined < count && remainingOf(queue) > 0) {
-      const proposal = canAddToClaim(claim, queue.podClass, context);
-      const pod = queue.pods[queue.head];
-      if (!proposal.ok || pod === undefined) break;
-      queue.head += 1;
-      state.waiting -= 1;
-      addToClaimMutating(claim, queue.podClass, proposal, pod, context);
-      placed.add(pod);
-      joined++;
-    }
+    while (joined < count && joinNextMutating(claim, queue, state, context, placed)) joined++;
     if (joined >= count) break;
   }
   return joined;

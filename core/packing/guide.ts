@@ -347,15 +347,7 @@ function guideBlockMutating(state: PackState, context: SolveContext, guide: Guid
         claim.requirements = intersectRequirements(claim.requirements, { [LabelKey.zone]: inValues(LabelKey.zone, [zonePlan.zone]) });
       }
       for (const { queue, count } of zonePlan?.pods ?? []) {
-        for (let i = 0; i < count; i++) {
-          const pod = queue.pods[queue.head];
-          const proposal = canAddToClaim(claim, queue.podClass, context);
-          if (pod === undefined || !proposal.ok) break;
-          queue.head += 1;
-          state.waiting -= 1;
-          addToClaimMutating(claim, queue.podClass, proposal, pod, context);
-          placed.add(pod);
-        }
+        for (let i = 0; i < count; i++) if (!joinNextMutating(claim, queue, state, context, placed)) break;
       }
       node.counts.forEach((total, k) => {
         const item = items[k];
@@ -367,15 +359,8 @@ function guideBlockMutating(state: PackState, context: SolveContext, guide: Guid
           let joined = false;
           for (; from < item.queues.length && !joined; from++) {
             const queue = item.queues[from];
-            const pod = queue?.pods[queue.head];
             // (a family's pods go only where assignZones put them)
-            if (queue === undefined || pod === undefined || familyQueues.has(queue)) continue;
-            const proposal = canAddToClaim(claim, queue.podClass, context);
-            if (!proposal.ok) continue;
-            queue.head += 1;
-            state.waiting -= 1;
-            addToClaimMutating(claim, queue.podClass, proposal, pod, context);
-            placed.add(pod);
+            if (queue === undefined || familyQueues.has(queue) || !joinNextMutating(claim, queue, state, context, placed)) continue;
             joined = true;
             // (the same class may take the next pod too, if its cap allows)
             from -= 1;
@@ -402,20 +387,24 @@ function guideBlockMutating(state: PackState, context: SolveContext, guide: Guid
   return true;
 }
 
+/** The queue's next pod onto the claim if the claim admits it; whether it joined. */
+export function joinNextMutating(claim: Claim, queue: ClassQueue, state: PackState, context: SolveContext, placed: Set<string>): boolean {
+  const pod = queue.pods[queue.head];
+  if (pod === undefined) return false;
+  const proposal = canAddToClaim(claim, queue.podClass, context);
+  if (!proposal.ok) return false;
+  queue.head += 1;
+  state.waiting -= 1;
+  addToClaimMutating(claim, queue.podClass, proposal, pod, context);
+  placed.add(pod);
+  return true;
+}
+
 /** Each pod left in the queues onto the first claim that admits it (claims in order). */
 function topUpMutating(claims: readonly Claim[], queues: readonly ClassQueue[], state: PackState, context: SolveContext, placed: Set<string>): void {
   for (const queue of queues) {
     for (const claim of claims) {
-      for (;;) {
-        const pod = queue.pods[queue.head];
-        if (pod === undefined) break;
-        const proposal = canAddToClaim(claim, queue.podClass, context);
-        if (!proposal.ok) break;
-        queue.head += 1;
-        state.waiting -= 1;
-        addToClaimMutating(claim, queue.podClass, proposal, pod, context);
-        placed.add(pod);
-      }
+      while (joinNextMutating(claim, queue, state, context, placed));
       if (queue.head >= queue.pods.length) break;
     }
   }
