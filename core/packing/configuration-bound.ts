@@ -28,16 +28,29 @@
 // node-affinity terms, no preference, PreferNoSchedule tolerated): every plan the solver
 // can make puts each pod on such a type, so every plan is still a solution of the master
 // and the bound stays valid, now knowing that an arm64-only pod cannot use an amd64 type
-// or an untolerated pool's taint keeps pods out (many-pools). Topology is ignored by both.
+// or an untolerated pool's taint keeps pods out (many-pools). Topology is ignored by both,
+// but for one rule with `antiAffinity: true`: the largest set of pods that all repel one
+// another by required hostname anti-affinity — one term (namespaces, selector) owned by
+// exactly the pods it matches, as Karpenter's benchmark's `app=nginx` pods — holds at most
+// one of them per node, in every plan kube-scheduler accepts (it checks the term both ways:
+// the incoming pod's and the pods already on the node). The model gives each such pod a
+// node of its own: every pool type t is joined by a type "t holding s" per such item s, at
+// t's price, with t's capacity less s's requests and one slot (a dimension only s uses);
+// s fits nowhere else. A plan's node with one of these pods is a pattern on its "t holding
+// s", any other node one on t, so every plan is still a solution and the bound stays valid.
+// It now knows that those pods force node counts (on Karpenter's input, 200 of every
+// 1,000 pods on nodes of their own, each node's type a whole number of cpus).
 // Existing nodes and in-flight claims are not modelled: the function declines them.
 import { boundModel } from './bound';
 import { buildClass, type ClassBuildContext } from './classes';
 import { Dims, subtract, type Vec } from './dims';
 import type { LinearSolver } from './linear-program';
-import type { PackingInput } from './input';
+import type { LabelSelector, PackingInput } from './input';
 import { PatternGenerator, type PatternProblem } from './patterns';
 import { buildPools, daemonModels, type Pool, type PoolType } from './pools';
 import { effectiveSpec, type EffectiveSpec } from './preferences';
+import { selectorMatches } from './selectors';
+import { LabelKey } from '../scheduling/labels';
 
 export interface ConfigurationBound {
   /** Never above the cost of any plan for the input. */
@@ -58,12 +71,14 @@ export interface ConfigurationBoundOptions {
   readonly searchNodes?: number;
   /** Pods only on the pool types their requirements and tolerations admit (see the file comment). */
   readonly requirements?: boolean;
+  /** With requirements: one node each for the largest set of pods that repel one another (see the file comment). */
+  readonly antiAffinity?: boolean;
 }
 
 /** The configuration LP bound (see the file comment), or undefined when the input has existing nodes or in-flight claims. */
 export function configurationBound(input: PackingInput, solver: LinearSolver, options: ConfigurationBoundOptions = {}): ConfigurationBound | undefined {
   if (input.existingNodes.length > 0 || input.inFlightClaims.length > 0) return undefined;
-  const problem = options.requirements === true ? requirementsModel(input) : shapeModel(input);
+  const problem = options.requirements === true ? requirementsModel(input, options.antiAffinity === true ? mutuallyRepelling(input) : new Set()) : shapeModel(input);
   if (problem.items.length === 0) return { bound: 0, lp: 0, converged: true, iterations: 0, columns: 0 };
   const generator = new PatternGenerator(
     problem,
@@ -102,11 +117,53 @@ export interface PoolItemModel {
    * tolerate in any pool) and it has no pod (anti-)affinity, topology spread or host port,
    * so `admitted` is exactly where a new node can be opened for it.
    */
-  readonly items: readonly { readonly requests: Vec; readonly count: number; readonly admitted: Uint8Array; readonly exact: boolean }[];
+  readonly items: readonly PoolItem[];
 }
 
-/** The requirements model's pieces (see the file comment). */
-export function poolItemModel(input: PackingInput): PoolItemModel {
+export interface PoolItem {
+  readonly requests: Vec;
+  readonly count: number;
+  readonly admitted: Uint8Array;
+  readonly exact: boolean;
+  /** Pods of `apart` (poolItemModel): one per node. */
+  readonly apart: boolean;
+}
+
+/**
+ * The pods (by index) of the largest group no two of which may share a node: one required
+ * hostname anti-affinity term (its namespaces and selector) owned by exactly the pods it
+ * matches. Terms with a non-empty namespaceSelector are skipped (namespace labels are not
+ * known here), and so is a missing selector (it matches nothing).
+ */
+export function mutuallyRepelling(input: PackingInput): ReadonlySet<number> {
+  const owners = new Map<string, { namespaces: ReadonlySet<string> | undefined; selector: LabelSelector; pods: Set<number> }>();
+  input.pods.forEach((pod, i) => {
+    for (const term of pod.podAntiAffinity.required) {
+      if (term.topologyKey !== LabelKey.hostname || term.labelSelector === undefined) continue;
+      const everywhere = term.namespaceSelector !== undefined;
+      if (everywhere && (Object.keys(term.namespaceSelector?.matchLabels ?? {}).length > 0 || (term.namespaceSelector?.matchExpressions ?? []).length > 0)) continue;
+      const namespaces = everywhere ? undefined : new Set(term.namespaces ?? [pod.namespace]);
+      const key = JSON.stringify([namespaces === undefined ? null : [...namespaces].sort(), term.labelSelector]);
+      const group = owners.get(key) ?? { namespaces, selector: term.labelSelector, pods: new Set<number>() };
+      group.pods.add(i);
+      owners.set(key, group);
+    }
+  });
+  let best: ReadonlySet<number> = new Set();
+  for (const key of [...owners.keys()].sort()) {
+    const group = owners.get(key);
+    if (group === undefined || group.pods.size <= best.size) continue;
+    const matchesExactlyOwners = input.pods.every((pod, i) => {
+      const matches = (group.namespaces === undefined || group.namespaces.has(pod.namespace)) && selectorMatches(group.selector, pod.labels);
+      return matches === group.pods.has(i);
+    });
+    if (matchesExactlyOwners) best = group.pods;
+  }
+  return best;
+}
+
+/** The requirements model's pieces (see the file comment); pods of `apart` are items of their own. */
+export function poolItemModel(input: PackingInput, apart: ReadonlySet<number> = new Set()): PoolItemModel {
   const names = new Set<string>(['pods']);
   const addAll = (record: Readonly<Record<string, string>> | undefined): void => { for (const name of Object.keys(record ?? {})) names.add(name); };
   input.pods.forEach((p) => addAll(p.requests));
@@ -116,7 +173,7 @@ export function poolItemModel(input: PackingInput): PoolItemModel {
   const pools = buildPools(input.nodePools, dims, daemonModels(input.daemonSets, dims));
   const poolTypes = pools.flatMap((pool) => pool.types.filter((type) => type.offerings.length > 0).map((type) => ({ pool, type })));
   const context: ClassBuildContext = { dims, pools, compatCache: new Map(), shapes: new Map() };
-  const items = new Map<string, { requests: Vec; count: number; admitted: Uint8Array; exact: boolean }>();
+  const items = new Map<string, { requests: Vec; count: number; admitted: Uint8Array; exact: boolean; apart: boolean }>();
   const preferNoSchedule = input.nodePools.some((pool) => [...pool.taints, ...pool.startupTaints].some((taint) => taint.effect === 'PreferNoSchedule'));
   input.pods.forEach((pod, i) => {
     const admitted = new Uint8Array(poolTypes.length);
@@ -134,30 +191,43 @@ export function poolItemModel(input: PackingInput): PoolItemModel {
       });
     }
     if (requests === undefined) return;
-    const key = `${requests.join(',')}|${admitted.join('')}|${exact ? 1 : 0}`;
+    const key = `${requests.join(',')}|${admitted.join('')}|${exact ? 1 : 0}|${apart.has(i) ? 1 : 0}`;
     const item = items.get(key);
-    if (item === undefined) items.set(key, { requests, count: 1, admitted, exact });
+    if (item === undefined) items.set(key, { requests, count: 1, admitted, exact, apart: apart.has(i) });
     else item.count += 1;
   });
   const sorted = [...items.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, item]) => item);
   return { dims, pools, poolTypes, items: sorted };
 }
 
-/** Pods by request vector and admitted pool types; types per pool (see the file comment). */
-function requirementsModel(input: PackingInput): PatternProblem {
-  const { poolTypes, items: exactOrNot } = poolItemModel(input);
-  // (the same groups as before `exact` existed: by requests and admitted types only)
-  const merged = new Map<string, { requests: Vec; count: number; admitted: Uint8Array }>();
+/**
+ * Pods by request vector and admitted pool types; types per pool; and for the pods of
+ * `apart`, a type per pool type and item holding one of them (see the file comment).
+ */
+function requirementsModel(input: PackingInput, apart: ReadonlySet<number>): PatternProblem {
+  const { poolTypes, items: exactOrNot } = poolItemModel(input, apart);
+  // (the same groups as before `exact` existed: by requests, admitted types and apart)
+  const merged = new Map<string, { requests: Vec; count: number; admitted: Uint8Array; apart: boolean }>();
   for (const item of exactOrNot) {
-    const key = `${item.requests.join(',')}|${item.admitted.join('')}`;
+    const key = `${item.requests.join(',')}|${item.admitted.join('')}|${item.apart ? 1 : 0}`;
     const known = merged.get(key);
-    if (known === undefined) merged.set(key, { requests: item.requests, count: item.count, admitted: item.admitted });
+    if (known === undefined) merged.set(key, { requests: item.requests, count: item.count, admitted: item.admitted, apart: item.apart });
     else known.count += item.count;
   }
   const sorted = [...merged.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, item]) => item);
+  const base = poolTypes.map(({ type }) => ({ capacity: subtract(type.allocatable, type.daemonOverhead), price: type.offerings[0]?.price ?? Infinity }));
+  if (apart.size === 0) {
+    return {
+      items: sorted.map((item) => ({ requests: item.requests, count: item.count })),
+      types: base,
+      allowed: (k, t) => sorted[k]?.admitted[t] === 1,
+    };
+  }
+  // One more dimension, the slot: every node has one and each apart pod takes it whole.
+  const withSlot = (v: Vec, slot: number): Vec => Float64Array.from([...v, slot]);
   return {
-    items: sorted.map((item) => ({ requests: item.requests, count: item.count })),
-    types: poolTypes.map(({ type }) => ({ capacity: subtract(type.allocatable, type.daemonOverhead), price: type.offerings[0]?.price ?? Infinity })),
+    items: sorted.map((item) => ({ requests: withSlot(item.requests, item.apart ? 1 : 0), count: item.count })),
+    types: base.map((t) => ({ capacity: withSlot(t.capacity, 1), price: t.price })),
     allowed: (k, t) => sorted[k]?.admitted[t] === 1,
   };
 }

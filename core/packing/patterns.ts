@@ -1002,7 +1002,13 @@ export class PatternGenerator {
     }
     const binding: number[] = [];
     for (let i = 0; i < d; i++) if (role[i] === 0) binding.push(i);
+    // A slot dimension (capacity 1, every item takes 0 or 1 of it: configuration-bound.ts's
+    // pods that need a node each) stays off the grid: the grid is solved for the items
+    // without a slot, and a slot item then takes the best state its requests leave room for.
+    const slot = binding.length === 3 ? binding.find((i) => a[i] === 1 && items.k.every((_, j) => { const v = shapeOf(j)[i] ?? 0; return v === 0 || v === 1; })) : undefined;
+    if (slot !== undefined) binding.splice(binding.indexOf(slot), 1);
     if (binding.length > 2) return undefined;
+    const slotted = (j: number): boolean => slot !== undefined && (shapeOf(j)[slot] ?? 0) === 1;
     const [first, second] = binding;
     const w1 = first === undefined ? 0 : a[first] ?? 0;
     const w2 = second === undefined ? 0 : a[second] ?? 0;
@@ -1020,7 +1026,7 @@ export class PatternGenerator {
     const pieces: { j: number; copies: number; x: number; y: number; value: number }[] = [];
     items.k.forEach((k, j) => {
       const v = shapeOf(j);
-      let left = items.ub[j] ?? 0;
+      let left = slotted(j) ? 0 : items.ub[j] ?? 0;
       for (let copies = 1; left > 0; copies *= 2) {
         const take = Math.min(copies, left);
         left -= take;
@@ -1035,10 +1041,26 @@ export class PatternGenerator {
       const piece = pieces[p];
       if (piece !== undefined) relaxPiece(best, trace, { piece: p * states, x: piece.x, y: piece.y, value: piece.value, w1, w2 });
     }
-    const value = best[states - 1] ?? 0;
+    let value = best[states - 1] ?? 0;
+    let state = states - 1;
+    let slotItem = -1;
+    items.k.forEach((k, j) => {
+      if (!slotted(j) || (items.ub[j] ?? 0) < 1) return;
+      const v = shapeOf(j);
+      const x = first === undefined ? 0 : v[first] ?? 0;
+      const y = second === undefined ? 0 : v[second] ?? 0;
+      if (x > w1 || y > w2) return;
+      const at = (w1 - x) * width + (w2 - y);
+      const candidate = (best[at] ?? 0) + (pi[k] ?? 0);
+      if (candidate > value) {
+        value = candidate;
+        state = at;
+        slotItem = j;
+      }
+    });
     if (trace === undefined) return { upper: value, value, pattern: undefined };
     const counts = new Int32Array(items.k.length);
-    let state = states - 1;
+    if (slotItem >= 0) counts[slotItem] = 1;
     for (let p = pieces.length - 1; p >= 0; p--) {
       const bit = p * states + state;
       if ((((trace[bit >> 3] ?? 0) >> (bit & 7)) & 1) === 0) continue;

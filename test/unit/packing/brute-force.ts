@@ -17,8 +17,11 @@ export function tinyInput(seed: number): PackingInput {
 
 
 
-/** Cheapest cost of any partition of the pods into nodes (each block on its cheapest fitting type). */
-export function bruteForceOptimum(input: PackingInput): number {
+/**
+ * Cheapest cost of any partition of the pods into nodes (each block on its cheapest fitting
+ * type); with `apart`, no block holds two of those pods (by index).
+ */
+export function bruteForceOptimum(input: PackingInput, apart: ReadonlySet<number> = new Set()): number {
   const types = input.nodePools.flatMap((p) => p.instanceTypes);
   const need = input.pods.map((p) => ({ cpu: quantityValue(p.requests.cpu ?? '0'), memory: quantityValue(p.requests.memory ?? '0') }));
   const blockCost = (block: number[]): number => {
@@ -41,6 +44,7 @@ export function bruteForceOptimum(input: PackingInput): number {
       return;
     }
     for (const block of blocks) {
+      if (apart.has(i) && block.some((j) => apart.has(j))) continue;
       const before = blockCost(block);
       block.push(i);
       visit(i + 1, cost - before + blockCost(block));

@@ -5,7 +5,7 @@
 // greedy solve.
 import { solve, type LinearSolver } from '../../../core/packing';
 import { lowerBound } from '../../../core/packing/bound';
-import { configurationBound } from '../../../core/packing/configuration-bound';
+import { configurationBound, mutuallyRepelling } from '../../../core/packing/configuration-bound';
 import { loadLinearSolver } from '../../../activities/packing/highs';
 import { awsRealistic, topologyHeavy } from '../../bench/generators';
 import { karpenterExact } from '../../bench/karpenter-exact';
@@ -55,6 +55,54 @@ describe('configuration-LP bound', () => {
     expect(result?.converged).toBe(true);
     expect(result?.lp ?? Infinity).toBeLessThan(1.01 * lowerBound(input));
     expect(result?.bound ?? Infinity).toBeLessThanOrEqual(result?.lp ?? 0);
+  });
+
+  describe('with antiAffinity: pods that repel one another get a node each', () => {
+    const nginx = { app: 'nginx' };
+    const repelling = (name: string) => aPod({
+      name, cpu: '250m', memory: '256Mi', labels: nginx,
+      podAntiAffinity: { required: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: nginx } }], preferred: [] },
+    });
+    const input = anInput({
+      pods: [repelling('a-0'), repelling('a-1'), repelling('a-2'), aPod({ name: 'plain-0', cpu: '1', memory: '1Gi' }), aPod({ name: 'plain-1', cpu: '500m', memory: '3Gi' })],
+      nodePools: [aNodePool({ instanceTypes: ['c5.large', 'm5.large', 'm5.xlarge'].map((n) => anInstanceType(n, { spot: false })) })],
+    });
+
+    it('finds the group: one term owned by exactly the pods it matches', () => {
+      expect([...mutuallyRepelling(input)]).toEqual([0, 1, 2]);
+      // A pod that matches the selector without owning the term: no such group.
+      const watcher = aPod({ name: 'watcher', labels: nginx });
+      expect(mutuallyRepelling({ ...input, pods: [...input.pods, watcher] }).size).toBe(0);
+      // A missing selector matches nothing: no group either.
+      const blind = { ...input, pods: input.pods.map((p) => ({ ...p, podAntiAffinity: { required: p.podAntiAffinity.required.map((t) => ({ topologyKey: t.topologyKey })), preferred: [] } })) };
+      expect(mutuallyRepelling(blind).size).toBe(0);
+    });
+
+    it('is a bound on every plan that keeps them apart, and above the bound that ignores them', () => {
+      const apart = configurationBound(input, linearSolver, { requirements: true, antiAffinity: true });
+      const blind = configurationBound(input, linearSolver, { requirements: true });
+      const cheapest = Math.min(...(input.nodePools[0]?.instanceTypes ?? []).flatMap((t) => t.offerings.map((o) => o.price)));
+      expect(apart?.converged).toBe(true);
+      expect(apart?.bound ?? 0).toBeGreaterThanOrEqual(3 * cheapest - 1e-9);
+      expect(apart?.bound ?? Infinity).toBeLessThanOrEqual(bruteForceOptimum(input, new Set([0, 1, 2])) + 1e-9);
+      expect(blind?.bound ?? Infinity).toBeLessThan(2 * cheapest);
+    });
+
+    it('prices the one-per-node slot exactly (the dynamic program, not a search): the bound meets the LP', () => {
+      // Twelve repelling pods of two shapes and plain pods of three: cpu, memory and the slot
+      // all bind, so without the slot kept off the grid the pricing falls back to a search,
+      // here allowed one node, and Farley's bound stays below the LP.
+      const many = anInput({
+        pods: [
+          ...Array.from({ length: 12 }, (_, i) => ({ ...repelling(`r-${i}`), requests: { cpu: i % 2 === 0 ? '250m' : '1', memory: i % 2 === 0 ? '1Gi' : '256Mi' } })),
+          ...Array.from({ length: 30 }, (_, i) => aPod({ name: `plain-${i}`, cpu: ['250m', '500m', '1500m'][i % 3], memory: ['3Gi', '512Mi', '1Gi'][i % 3] })),
+        ],
+        nodePools: [aNodePool({ instanceTypes: ['c5.large', 'm5.large', 'm5.xlarge', 'r5.large', 'm5.2xlarge'].map((n) => anInstanceType(n, { spot: false })) })],
+      });
+      const result = configurationBound(many, linearSolver, { requirements: true, antiAffinity: true, searchNodes: 1 });
+      expect(result?.converged).toBe(true);
+      expect(result?.bound ?? 0).toBeCloseTo(result?.lp ?? Infinity, 6);
+    });
   });
 
   it('declines inputs with existing nodes (not modelled)', () => {
