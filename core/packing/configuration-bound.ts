@@ -33,13 +33,13 @@
 // another by required hostname anti-affinity — one term (namespaces, selector) owned by
 // exactly the pods it matches, as Karpenter's benchmark's `app=nginx` pods — holds at most
 // one of them per node, in every plan kube-scheduler accepts (it checks the term both ways:
-// the incoming pod's and the pods already on the node). The model gives each such pod a
-// node of its own: every pool type t is joined by a type "t holding s" per such item s, at
-// t's price, with t's capacity less s's requests and one slot (a dimension only s uses);
-// s fits nowhere else. A plan's node with one of these pods is a pattern on its "t holding
-// s", any other node one on t, so every plan is still a solution and the bound stays valid.
-// It now knows that those pods force node counts (on Karpenter's input, 200 of every
-// 1,000 pods on nodes of their own, each node's type a whole number of cpus).
+// the incoming pod's and the pods already on the node). The model adds one dimension, a
+// slot: every type has one, each of those pods takes it whole, no other pod any of it. A
+// plan's node holds at most one of them, so it is still a pattern, every plan is still a
+// solution and the bound stays valid. It now knows that those pods force node counts (on
+// Karpenter's input, 200 of every 1,000 pods on nodes of their own, each node's type a
+// whole number of cpus). The dynamic program prices the slot exactly (patterns.ts keeps it
+// off the grid).
 // Existing nodes and in-flight claims are not modelled: the function declines them.
 import { boundModel } from './bound';
 import { buildClass, type ClassBuildContext } from './classes';
@@ -201,8 +201,8 @@ export function poolItemModel(input: PackingInput, apart: ReadonlySet<number> = 
 }
 
 /**
- * Pods by request vector and admitted pool types; types per pool; and for the pods of
- * `apart`, a type per pool type and item holding one of them (see the file comment).
+ * Pods by request vector and admitted pool types; types per pool; and with pods in
+ * `apart`, the one-per-node slot (see the file comment).
  */
 function requirementsModel(input: PackingInput, apart: ReadonlySet<number>): PatternProblem {
   const { poolTypes, items: exactOrNot } = poolItemModel(input, apart);
