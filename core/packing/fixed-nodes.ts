@@ -10,9 +10,10 @@ import { toleratesAll, type Taint } from '../scheduling/taints';
 import type { PodClass } from './classes';
 import { topologyOf, universeOf, type SolveContext } from './context';
 import { add, addInto, fitsWith, minOf, subtract, type Dims, type Vec } from './dims';
-import type { BoundPod, ExistingNodeInput, InFlightClaimInput } from './input';
+import type { BoundPod, ExistingNodeInput, InFlightClaimInput, PackingInput } from './input';
 import { hostPortKey, type Pool } from './pools';
 import { tolerationsOf } from './preferences';
+import type { Topology } from './topology';
 
 export interface FixedNode {
   readonly kind: 'existing' | 'inFlight';
@@ -115,4 +116,27 @@ export function addToFixedMutating(node: FixedNode, podClass: PodClass, podName:
   node.podCount += 1;
   const topology = topologyOf(context, podClass);
   context.topology.recordMutating(topology, (key) => domainOfFixed(node, key), (key) => universeOf(context, podClass, key));
+}
+
+/**
+ * The pods already bound on existing nodes and in-flight claims, counted in `topology`: each
+ * matches the spread and affinity groups its labels fall in, and its required anti-affinity
+ * still repels pods arriving next to it (symmetry). Its own spread constraints were checked
+ * when it was bound.
+ */
+export function countBoundPods(topology: Topology, input: PackingInput, existing: readonly FixedNode[], inFlight: readonly FixedNode[]): void {
+  for (const node of [...input.existingNodes, ...input.inFlightClaims]) {
+    for (const pod of node.pods) for (const term of pod.antiAffinity) topology.termGroup('anti', term, pod);
+  }
+  const byName = new Map([...existing, ...inFlight].map((n) => [`${n.kind}/${n.name}`, n]));
+  const count = (kind: FixedNode['kind'], name: string, pods: readonly BoundPod[]): void => {
+    const node = byName.get(`${kind}/${name}`);
+    if (node === undefined) return;
+    for (const pod of pods) {
+      const own = pod.antiAffinity.map((term) => ({ group: topology.termGroup('anti', term, pod), selfMatch: false, owns: true }));
+      topology.recordMutating({ matching: topology.matchingGroups(pod), own }, (key) => domainOfFixed(node, key), () => []);
+    }
+  };
+  input.existingNodes.forEach((n) => count('existing', n.name, n.pods));
+  input.inFlightClaims.forEach((c) => count('inFlight', c.name, c.pods));
 }

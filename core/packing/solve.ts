@@ -13,7 +13,7 @@ import { karpenterLoopAlternative } from './alternative';
 import { buildClass, classKeys, podValue, type ClassKeys, standaloneCost, type ClassBuildContext, type PodClass } from './classes';
 import { addToClaimMutating, canAddToClaim, finalizeClaimsMutating, restoreTargetMutating, retargetMutating, type Claim } from './claim';
 import { topologyOf, type SolveContext } from './context';
-import { addToFixedMutating, canAddToFixed, domainOfFixed, existingNode, inFlightNode, type FixedNode } from './fixed-nodes';
+import { addToFixedMutating, canAddToFixed, countBoundPods, existingNode, inFlightNode, type FixedNode } from './fixed-nodes';
 import { openForSeedMutating, shapeOf } from './fill';
 import { liveActive, remainingOf, type ClassQueue, type PackState, type RequestGroup } from './pack-state';
 import { RiderSeeds } from './riders';
@@ -153,9 +153,6 @@ function solveWith(input: PackingInput, guide: Guide | undefined, shared: Shared
     registered.add(subject);
     topology.register(pod, spec);
   });
-  for (const node of [...input.existingNodes, ...input.inFlightClaims]) {
-    for (const pod of node.pods) for (const term of pod.antiAffinity) topology.termGroup('anti', term, pod);
-  }
 
   const existing = input.existingNodes.map((n) => existingNode(n, dims)).sort((a, b) => cmp(a.name, b.name));
   const inFlight = input.inFlightClaims.map((c) => inFlightNode(c, pools, dims)).sort((a, b) => cmp(a.name, b.name));
@@ -276,22 +273,6 @@ function cheaperOf(plan: Plan, unschedulable: ReadonlyMap<string, string>, input
 /** Whether the spec carries topology rules of its own (spread, pod affinity or anti-affinity). */
 function hasRules(spec: EffectiveSpec): boolean {
   return spreadConstraints(spec).length > 0 || requiredAffinityTerms(spec).length > 0 || requiredAntiAffinityTerms(spec).length > 0;
-}
-
-function countBoundPods(topology: Topology, input: PackingInput, existing: readonly FixedNode[], inFlight: readonly FixedNode[]): void {
-  const byName = new Map([...existing, ...inFlight].map((n) => [`${n.kind}/${n.name}`, n]));
-  const count = (kind: FixedNode['kind'], name: string, pods: PackingInput['existingNodes'][number]['pods']): void => {
-    const node = byName.get(`${kind}/${name}`);
-    if (node === undefined) return;
-    for (const pod of pods) {
-      // A bound pod's own spread constraints were checked when it was bound; only its
-      // anti-affinity still acts (on pods arriving next to it).
-      const own = pod.antiAffinity.map((term) => ({ group: topology.termGroup('anti', term, pod), selfMatch: false, owns: true }));
-      topology.recordMutating({ matching: topology.matchingGroups(pod), own }, (key) => domainOfFixed(node, key), () => []);
-    }
-  };
-  input.existingNodes.forEach((n) => count('existing', n.name, n.pods));
-  input.inFlightClaims.forEach((c) => count('inFlight', c.name, c.pods));
 }
 
 function placeOnFixedMutating(item: QueuedPod, existing: readonly FixedNode[], inFlight: FixedNode[], context: SolveContext): boolean {

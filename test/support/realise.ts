@@ -20,9 +20,9 @@ import { PatchStrategy, setHeaderOptions, type V1Affinity, type V1Node, type V1P
 import { randomUUID } from 'node:crypto';
 import type { KubeClients } from '../../activities/kube/clients';
 import type { BaselinePlan } from '../../core/packing/baseline/karpenter-loop';
-import type { PackingInput, PendingPod, PodAffinityTerm, RequirementInput } from '../../core/packing';
+import type { BoundPod, ExistingNodeInput, PackingInput, PendingPod, PodAffinityTerm, RequirementInput } from '../../core/packing';
 import type { Plan } from '../../core/packing/plan';
-import type { Taint } from '../../core/scheduling/taints';
+import { taintSchema, type Taint } from '../../core/scheduling/taints';
 import { eventually } from './eventually';
 
 export const REALISE_LABEL = 'autonode.test/realise';
@@ -43,6 +43,11 @@ export function nodesOfPlan(plan: Plan): PlannedNode[] {
   if (plan.existingNodes.length > 0 || plan.inFlightNodeClaims.length > 0) {
     throw new Error('the realisability harness launches new nodes only; this plan places pods on existing or in-flight capacity');
   }
+  return newNodesOf(plan);
+}
+
+/** A plan's new claims as nodes, whatever it put on existing capacity (a follow-up round's plan). */
+export function newNodesOf(plan: Plan): PlannedNode[] {
   return plan.nodeClaims.map((claim) => ({ claim: claim.name, labels: claim.labels, taints: claim.taints, allocatable: claim.allocatable, pods: claim.pods }));
 }
 
@@ -90,7 +95,29 @@ export interface Realisation {
   readonly nominatedAtEnd: number;
   /** With `nominate`: the pods whose nomination kube-scheduler had cleared by the end. */
   readonly withoutNomination: readonly string[];
+  /** Pending once kube-scheduler settled on the plan's own nodes, before any follow-up round. */
+  readonly pendingFirst: readonly PendingReport[];
+  /** With `followUp`: each round the provisioner ran for the pods still Pending. */
+  readonly rounds: readonly FollowUpRound[];
   readonly seconds: number;
+}
+
+/** One follow-up round: the provisioner's next batch, planned for the pods still Pending. */
+export interface FollowUpRound {
+  /** Pods Pending when the round was planned. */
+  readonly pending: number;
+  /** New nodes the round launched, and their price ($/h). */
+  readonly nodes: number;
+  readonly price: number;
+  /** Pending pods the round's plan put on nodes that already exist (left to kube-scheduler). */
+  readonly onExisting: number;
+}
+
+/** What a follow-up round's planner returns (the bench passes `solve`). */
+export interface FollowUpPlan {
+  readonly nodes: readonly PlannedNode[];
+  readonly price: number;
+  readonly onExisting: number;
 }
 
 /**
@@ -147,6 +174,14 @@ export interface RealiseOptions {
    * a batch whose instances launch together and register within seconds of each other.
    */
   readonly gateOrder?: 'plan' | 'zones-round-robin';
+  /**
+   * What the product does next: once kube-scheduler settles, the pods still Pending go to the
+   * provisioner's next batch. `plan` is called with them as the pending pods and the run's
+   * nodes (with the pods bound there) as existing nodes; its new nodes come up as the first
+   * ones did (behind gates with nominations in `pods-first`), and so on for up to `rounds`
+   * rounds, or until nothing is Pending or a round launches nothing.
+   */
+  readonly followUp?: { readonly rounds: number; readonly plan: (input: PackingInput) => FollowUpPlan };
   /** Stop once no pod changed state for this long (all pods bound or Unschedulable). */
   readonly quietMs?: number;
   readonly timeoutMs?: number;
@@ -173,11 +208,31 @@ export async function realise(kube: KubeClients, input: PackingInput, planned: r
     const placement = options.placement ?? 'free';
     const gated = (options.arrival ?? 'nodes-first') === 'pods-first';
     if (options.nominate === true && !gated) throw new Error('realise: `nominate` needs arrival `pods-first` (a nomination is set on a Pending pod)');
-    await inBatches(planned, 8, (node) => kube.core.createNode({ body: nodeObject(node, { name: nodeName.get(node.claim) ?? '', run, placement, gated }) }));
-    await eventually(`${planned.length} realisability nodes Ready and untainted`, async () => {
-      const nodes = await kube.core.listNode({ labelSelector: `${REALISE_LABEL}=${run}` });
-      return nodes.items.length === planned.length && nodes.items.every(ready);
-    }, 60_000);
+    const byKey = new Map(pods.map((pod) => [`${pod.namespace}/${pod.name}`, pod]));
+    const ownsZoneSpread = (key: string) => (byKey.get(key)?.topologySpread ?? []).some((c) => c.whenUnsatisfiable === 'DoNotSchedule' && c.topologyKey !== 'kubernetes.io/hostname');
+    const nominees = (node: PlannedNode) => (options.nominateZoneSpread === false ? node.pods.filter((key) => !ownsZoneSpread(key)) : node.pods);
+    const nominateNode = (node: PlannedNode) => inBatches(nominees(node), 16, async (key) => {
+      const [namespace = '', podName = ''] = key.split('/');
+      await kube.core.patchNamespacedPodStatus({ name: podName, namespace: namespaces.get(namespace) ?? '', body: { status: { nominatedNodeName: nodeName.get(node.claim) ?? '' } } }, mergePatch);
+    });
+    const createNodes = async (nodes: readonly PlannedNode[]): Promise<void> => {
+      await inBatches(nodes, 8, (node) => kube.core.createNode({ body: nodeObject(node, { name: nodeName.get(node.claim) ?? '', run, placement, gated }) }));
+      await eventually(`${nodeName.size} realisability nodes Ready and untainted`, async () => {
+        const all = await kube.core.listNode({ labelSelector: `${REALISE_LABEL}=${run}` });
+        return all.items.length === nodeName.size && all.items.every(ready);
+      }, 60_000);
+    };
+    /** pods-first: the gates lift in order, each node's pods nominated first (`nominate`). */
+    const liftGates = async (nodes: readonly PlannedNode[], nominateFirst: boolean): Promise<void> => {
+      for (const node of options.gateOrder === 'zones-round-robin' ? zonesRoundRobin(nodes) : nodes) {
+        const name = nodeName.get(node.claim) ?? '';
+        if (nominateFirst) await nominateNode(node);
+        const current = await kube.core.readNode({ name });
+        await kube.core.patchNode({ name, body: { spec: { taints: (current.spec?.taints ?? []).filter((t) => t.key !== GATE_TAINT) } } }, mergePatch);
+      }
+    };
+
+    await createNodes(planned);
     // In input order, one at a time: the order kube-scheduler sees them arrive.
     for (const pod of pods) {
       const only = placement === 'planned' ? plannedOn.get(`${pod.namespace}/${pod.name}`) : undefined;
@@ -188,21 +243,9 @@ export async function realise(kube: KubeClients, input: PackingInput, planned: r
         const all = await listPods(kube, [...namespaces.values()]);
         return all.length === pods.length && all.every(unschedulable);
       }, options.timeoutMs ?? 180_000);
-      const byKey = new Map(pods.map((pod) => [`${pod.namespace}/${pod.name}`, pod]));
-      const ownsZoneSpread = (key: string) => (byKey.get(key)?.topologySpread ?? []).some((c) => c.whenUnsatisfiable === 'DoNotSchedule' && c.topologyKey !== 'kubernetes.io/hostname');
-      const nominees = (node: PlannedNode) => (options.nominateZoneSpread === false ? node.pods.filter((key) => !ownsZoneSpread(key)) : node.pods);
-      const nominateNode = (node: PlannedNode) => inBatches(nominees(node), 16, async (key) => {
-        const [namespace = '', podName = ''] = key.split('/');
-        await kube.core.patchNamespacedPodStatus({ name: podName, namespace: namespaces.get(namespace) ?? '', body: { status: { nominatedNodeName: nodeName.get(node.claim) ?? '' } } }, mergePatch);
-      });
       const early = options.nominate === true && options.nominateAt === 'before-gates';
       if (early) for (const node of planned) await nominateNode(node);
-      for (const node of options.gateOrder === 'zones-round-robin' ? zonesRoundRobin(planned) : planned) {
-        const name = nodeName.get(node.claim) ?? '';
-        if (options.nominate === true && !early) await nominateNode(node);
-        const current = await kube.core.readNode({ name });
-        await kube.core.patchNode({ name, body: { spec: { taints: (current.spec?.taints ?? []).filter((t) => t.key !== GATE_TAINT) } } }, mergePatch);
-      }
+      await liftGates(planned, options.nominate === true && !early);
       for (let round = 0; options.nominate === true && round < (options.renominateRounds ?? 0); round++) {
         await new Promise((resolve) => setTimeout(resolve, options.quietMs ?? 5_000));
         const lost = (await listPods(kube, [...namespaces.values()])).filter((pod) => pod.spec?.nodeName === undefined && (pod.status?.nominatedNodeName ?? '') === '');
@@ -214,27 +257,36 @@ export async function realise(kube: KubeClients, input: PackingInput, planned: r
         }
       }
     }
-    const final = await quiescent(kube, [...namespaces.values()], pods.length, options);
+    let final = await quiescent(kube, [...namespaces.values()], pods.length, options);
+    const pendingFirst = pendingOf(final, original);
+    const rounds: FollowUpRound[] = [];
+    for (let round = 1; options.followUp !== undefined && round <= options.followUp.rounds; round++) {
+      const still = final.filter((pod) => pod.spec?.nodeName === undefined).length;
+      if (still === 0) break;
+      const current = (await kube.core.listNode({ labelSelector: `${REALISE_LABEL}=${run}` })).items;
+      const next = options.followUp.plan(followUpInput(input, current, final, { original, byKey }));
+      rounds.push({ pending: still, nodes: next.nodes.length, price: next.price, onExisting: next.onExisting });
+      if (next.nodes.length === 0) break;
+      const added = next.nodes.map((node) => ({ ...node, claim: `round-${round}/${node.claim}` }));
+      added.forEach((node, i) => {
+        nodeName.set(node.claim, `${run}-r${round}-${String(i).padStart(4, '0')}`);
+        for (const key of node.pods) plannedOn.set(key, nodeName.get(node.claim) ?? '');
+      });
+      await createNodes(added);
+      if (gated) await liftGates(added, options.nominate === true);
+      final = await quiescent(kube, [...namespaces.values()], pods.length, options);
+    }
     const nominatedAtEnd = final.filter((pod) => (pod.status?.nominatedNodeName ?? '') !== '').length;
     const withoutNomination = options.nominate === true
       ? final.filter((pod) => (pod.status?.nominatedNodeName ?? '') === '').map((pod) => `${original.get(pod.metadata?.namespace ?? '') ?? '?'}/${pod.metadata?.name ?? '?'}`).sort()
       : [];
-    const pending: PendingReport[] = [];
-    let elsewhere = 0;
-    for (const pod of final) {
-      const key = `${original.get(pod.metadata?.namespace ?? '') ?? '?'}/${pod.metadata?.name ?? '?'}`;
-      if (pod.spec?.nodeName !== undefined) {
-        if (pod.spec.nodeName !== plannedOn.get(key)) elsewhere += 1;
-        continue;
-      }
-      const condition = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
-      pending.push({ pod: key, message: condition?.message ?? '(no PodScheduled condition)' });
-    }
-    pending.sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
+    const pending = pendingOf(final, original);
+    const elsewhere = final.filter((pod) => pod.spec?.nodeName !== undefined
+      && pod.spec.nodeName !== plannedOn.get(`${original.get(pod.metadata?.namespace ?? '') ?? '?'}/${pod.metadata?.name ?? '?'}`)).length;
     result = {
       nodes: planned.length, pods: pods.length, bound: pods.length - pending.length, pending,
       pendingForTopology: pending.filter((p) => Object.keys(countReasons([p])).some(isTopologyReason)),
-      reasons: countReasons(pending), elsewhere, nominatedAtEnd, withoutNomination, seconds: (Date.now() - started) / 1000,
+      reasons: countReasons(pending), elsewhere, nominatedAtEnd, withoutNomination, pendingFirst, rounds, seconds: (Date.now() - started) / 1000,
     };
   } catch (err) {
     await cleanUp(kube, run, [...namespaces.values()]).catch((cleanupError: unknown) => {
@@ -257,6 +309,43 @@ export function zonesRoundRobin(planned: readonly PlannedNode[]): PlannedNode[] 
   const ordered: PlannedNode[] = [];
   for (let i = 0; ordered.length < planned.length; i++) for (const queue of queues) if (queue[i] !== undefined) ordered.push(queue[i] as PlannedNode);
   return ordered;
+}
+
+/**
+ * The provisioner's view after kube-scheduler settled: the pods still Pending, and the run's
+ * nodes as existing nodes with the pods bound there (their own labels, requests and required
+ * anti-affinity, in their original namespaces). The run's isolation label and taint and the
+ * gate are the harness's, not the plan's, so they are left out.
+ */
+export function followUpInput(input: PackingInput, nodes: readonly V1Node[], pods: readonly V1Pod[], names: { original: ReadonlyMap<string, string>; byKey: ReadonlyMap<string, PendingPod> }): PackingInput {
+  const pending: PendingPod[] = [];
+  const boundTo = new Map<string, BoundPod[]>();
+  for (const pod of pods) {
+    const key = `${names.original.get(pod.metadata?.namespace ?? '') ?? '?'}/${pod.metadata?.name ?? '?'}`;
+    const spec = names.byKey.get(key);
+    if (spec === undefined) throw new Error(`follow-up: pod ${key} is not in the input`);
+    const node = pod.spec?.nodeName;
+    if (node === undefined) {
+      pending.push(spec);
+      continue;
+    }
+    const bound: BoundPod = { namespace: spec.namespace, name: spec.name, labels: spec.labels, requests: spec.requests, hostPorts: spec.hostPorts, antiAffinity: spec.podAntiAffinity.required };
+    boundTo.set(node, [...(boundTo.get(node) ?? []), bound]);
+  }
+  const order = new Map(input.pods.map((pod, i) => [`${pod.namespace}/${pod.name}`, i]));
+  pending.sort((a, b) => (order.get(`${a.namespace}/${a.name}`) ?? 0) - (order.get(`${b.namespace}/${b.name}`) ?? 0));
+  const existingNodes: ExistingNodeInput[] = nodes.map((node) => {
+    const name = node.metadata?.name ?? '';
+    const { [REALISE_LABEL]: _run, ...labels } = node.metadata?.labels ?? {};
+    return {
+      name, labels,
+      taints: (node.spec?.taints ?? []).filter((t) => t.key !== REALISE_LABEL && t.key !== GATE_TAINT && t.key !== PLANNED_TAINT)
+        .map((t) => taintSchema.parse({ key: t.key, value: t.value ?? '', effect: t.effect })),
+      allocatable: { ...(node.status?.allocatable ?? {}) },
+      pods: boundTo.get(name) ?? [],
+    };
+  });
+  return { ...input, pods: pending, existingNodes };
 }
 
 /** kube-scheduler's filter messages for topology spread and inter-pod (anti-)affinity. */
@@ -348,6 +437,14 @@ async function listPods(kube: KubeClients, namespaces: readonly string[]): Promi
 
 function unschedulable(pod: V1Pod): boolean {
   return pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable') === true;
+}
+
+/** The pods not bound, by their input key, with kube-scheduler's last message; sorted. */
+function pendingOf(pods: readonly V1Pod[], original: ReadonlyMap<string, string>): PendingReport[] {
+  return pods.filter((pod) => pod.spec?.nodeName === undefined).map((pod) => ({
+    pod: `${original.get(pod.metadata?.namespace ?? '') ?? '?'}/${pod.metadata?.name ?? '?'}`,
+    message: pod.status?.conditions?.find((c) => c.type === 'PodScheduled')?.message ?? '(no PodScheduled condition)',
+  })).sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
 }
 
 /** Every pod bound or Unschedulable, and nothing changed for `quietMs`. */

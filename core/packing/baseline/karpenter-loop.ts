@@ -15,7 +15,7 @@ import { intersectRequirements, requirementKeys, type Requirements } from '../..
 import { buildClass, classKey, maskFor, type ClassBuildContext, type PodClass } from '../classes';
 import { topologyOf, universeOf, type SolveContext } from '../context';
 import { addInto, fitsWith, maxOf, subtract, Dims, type Vec } from '../dims';
-import { addToFixedMutating, canAddToFixed, existingNode, inFlightNode, type FixedNode } from '../fixed-nodes';
+import { addToFixedMutating, canAddToFixed, countBoundPods, existingNode, inFlightNode, type FixedNode } from '../fixed-nodes';
 import type { PackingInput, PendingPod } from '../input';
 import { buildPools, cmp, daemonModels, offeringAllowed, withinLimits, type Pool, type PoolType } from '../pools';
 import { effectiveSpec, relax, type EffectiveSpec } from '../preferences';
@@ -183,6 +183,8 @@ export function runKarpenterLoop(input: PackingInput, options: LoopOptions = {})
   pods.forEach((p) => topology.register(p, effectiveSpec(p)));
   const existing = input.existingNodes.map((n) => existingNode(n, dims)).sort((a, b) => cmp(a.name, b.name));
   const inFlight = input.inFlightClaims.map((c) => inFlightNode(c, pools, dims)).sort((a, b) => cmp(a.name, b.name));
+  // Karpenter counts the pods already bound for topology too (its Topology.Initialize).
+  countBoundPods(topology, input, existing, inFlight);
   const context: SolveContext = { dims, pools, topology, prices: dims.zero(), existingZones: [], classTopology: new Map(), topologyByKey: new Map(), universes: new Map() };
 
   const claims: LoopClaim[] = [];

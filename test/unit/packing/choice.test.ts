@@ -99,4 +99,15 @@ describe('the Karpenter-loop alternative', () => {
     });
     expect(karpenterLoopAlternative(withBound)).toBeUndefined();
   });
+
+  it('counts the pods already bound for topology, as Karpenter does', () => {
+    // The existing node has room, but holds an app=a pod that repels app=a (both ways).
+    const running = { namespace: 'default', name: 'running', labels: { app: 'a' }, requests: { cpu: '100m' }, hostPorts: [], antiAffinity: antiA.podAntiAffinity.required };
+    const input = anInput({ pods: pods(1, 'a', { ...antiA, cpu: '500m', memory: '1Gi' }), existingNodes: [anExistingNode({ name: 'n1', pods: [running] })], nodePools: [aNodePool()] });
+    const plan = karpenterLoop(input);
+    expect(plan.onExisting).toBe(0);
+    expect(plan.nodeClaims).toHaveLength(1);
+    const free = karpenterLoop({ ...input, existingNodes: [anExistingNode({ name: 'n1', pods: [{ ...running, labels: { app: 'b' }, antiAffinity: [] }] })] });
+    expect(free.onExisting).toBe(1);
+  });
 });
