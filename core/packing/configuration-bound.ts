@@ -14,8 +14,10 @@
 // bound): if ρ ≥ max over all types and patterns of π·a / c_t, then π/ρ is feasible for
 // the full master's dual, so Σ_k n_k·π_k / ρ ≤ the LP value ≤ any plan's cost. ρ comes
 // from exact knapsack values where they are computed (a 2-D dynamic program over the
-// dimensions that can bind, or a finished branch and bound) and from the knapsack's LP
-// relaxation elsewhere, which only makes ρ larger (the bound weaker, never invalid).
+// dimensions that can bind, or a finished branch and bound) and elsewhere from upper
+// bounds on them (the knapsack's LP relaxation, tightened at the last round by a Lagrangian
+// relaxation that keeps one dimension integer), which only make ρ larger (the bound
+// weaker, never invalid).
 // Measured (aws-realistic 1k): 26.30 $/h, converged, against 26.17 for bound.ts — the
 // assignment LP was already within 0.5% of the configuration LP on this catalog.
 //
