@@ -513,7 +513,7 @@ export class PatternGenerator {
       const order = this.a.map((_, t) => ({ t, upper: this.relaxation(t, pi, this.items(t, pi)).upper / (this.price[t] ?? 1) }))
         .sort((x, y) => y.upper - x.upper || x.t - y.t);
       let rho = 0;
-      const exactly = new Map<number, { upper: number; exact: boolean }>();
+      const exactly = new Map<number, { upper: number; exact: boolean; lambda?: Float64Array }>();
       for (const { t, upper } of order) {
         if (upper <= rho) break;
         const priced = this.exactPrice(t, pi);
@@ -720,7 +720,7 @@ export class PatternGenerator {
    * round was not the last. Only here, not in every round: it costs a dynamic program per
    * such type.
    */
-  private tightenedRho(pi: Float64Array, order: readonly { t: number; upper: number }[], exactly: ReadonlyMap<number, { upper: number; exact: boolean }>): { rho: number; added: number } {
+  private tightenedRho(pi: Float64Array, order: readonly { t: number; upper: number }[], exactly: ReadonlyMap<number, { upper: number; exact: boolean; lambda?: Float64Array }>): { rho: number; added: number } {
     let rho = 0;
     let added = 0;
     for (const { t, upper } of order) {
@@ -733,9 +733,9 @@ export class PatternGenerator {
         priced = fresh;
       }
       let ratio = priced.upper / price;
-      if (!priced.exact && ratio > Math.max(1, rho)) {
-        const items = this.items(t, pi);
-        ratio = Math.min(ratio, this.lagrangianUpper(t, pi, items, this.relaxation(t, pi, items).lambda, lagrangianBudget) / price);
+      // (an inexact price always comes with the relaxation's multipliers)
+      if (!priced.exact && priced.lambda !== undefined && ratio > Math.max(1, rho)) {
+        ratio = Math.min(ratio, this.lagrangianUpper(t, pi, this.items(t, pi), priced.lambda, lagrangianBudget) / price);
       }
       rho = Math.max(rho, ratio);
     }
@@ -743,7 +743,7 @@ export class PatternGenerator {
     return { rho: Math.max(1, rho), added };
   }
 
-  private exactPrice(t: number, pi: Float64Array): Priced & { readonly exact: boolean } {
+  private exactPrice(t: number, pi: Float64Array): Priced & { readonly exact: boolean; readonly lambda?: Float64Array } {
     const items = this.items(t, pi);
     const dp = this.dynamicProgram(t, pi, items, this.options.dpBudget, false);
     // A grid too large to trace (pieces × states over its cap) gives the best value but no
@@ -754,11 +754,6 @@ export class PatternGenerator {
     if (dp !== undefined && !untraced) return { ...this.withinRules(dp, pi), exact: true };
     const { lambda, upper, primal } = this.relaxation(t, pi, items);
     const found = this.branchAndBound(t, pi, items, lambda, this.options.searchNodes);
-    if (dp !== undefined) {
-      const rounded = found.exact || primal === undefined ? undefined : this.roundedRelaxation(t, pi, items, primal);
-      const best = rounded !== undefined && rounded.value > found.value ? rounded : found;
-      return { ...this.withinRules({ upper: dp.upper, value: best.value, pattern: best.pattern }, pi), exact: true };
-    }
     // An unfinished search may hold a pattern far below the relaxation: its depth-first
     // start fills by one density and strands a dimension (Karpenter's benchmark on its
     // 385-cpu type: 0.96 of the price against a relaxation of 1.25), so the column that
@@ -766,7 +761,9 @@ export class PatternGenerator {
     // topped up is within a few pods of it on a large type.
     const rounded = found.exact || primal === undefined ? undefined : this.roundedRelaxation(t, pi, items, primal);
     const best = rounded !== undefined && rounded.value > found.value ? rounded : found;
-    return { ...this.withinRules({ upper: found.exact ? found.value : upper, value: best.value, pattern: best.pattern }, pi), exact: found.exact };
+    const exact = dp !== undefined || found.exact;
+    const bound = dp !== undefined ? dp.upper : found.exact ? found.value : upper;
+    return { ...this.withinRules({ upper: bound, value: best.value, pattern: best.pattern }, pi), exact, lambda };
   }
 
   /**
@@ -786,25 +783,9 @@ export class PatternGenerator {
     const m = items.k.length;
     if (m === 0) return 0;
     const shapeOf = (j: number): Float64Array => this.r[items.k[j] ?? 0] ?? new Float64Array(d);
-    const slot = (() => {
-      for (let i = 0; i < d; i++) {
-        if (a[i] !== 1) continue;
-        let used = false;
-        let binary = true;
-        for (let j = 0; j < m; j++) {
-          const v = shapeOf(j)[i] ?? 0;
-          if (v === 1) used = true;
-          else if (v !== 0) binary = false;
-        }
-        if (used && binary) return i;
-      }
-      return -1;
-    })();
-    const binds = (i: number): boolean => {
-      let total = 0;
-      for (let j = 0; j < m; j++) total += (items.ub[j] ?? 0) * (shapeOf(j)[i] ?? 0);
-      return total > (a[i] ?? 0);
-    };
+    let slot = -1;
+    for (let i = 0; i < d && slot < 0; i++) if (isSlot(a, i, items, shapeOf) && totalOn(items, shapeOf, i) > 0) slot = i;
+    const binds = (i: number): boolean => totalOn(items, shapeOf, i) > (a[i] ?? 0);
     let pieceCount = 0;
     for (const ub of items.ub) pieceCount += Math.ceil(Math.log2(ub + 1));
     const bindingDims: number[] = [];
@@ -892,15 +873,9 @@ export class PatternGenerator {
         }
       }
     }
-    // best[c]: the best within c.
-    let top = 0;
-    for (let c = 0; c <= width; c++) top = Math.max(top, best[c] ?? 0);
-    let value = top;
-    for (const item of slotted) {
-      let room = 0;
-      for (let c = 0; c <= width - item.size; c++) room = Math.max(room, best[c] ?? 0);
-      value = Math.max(value, room + item.value);
-    }
+    // best[c]: the best within c (so never less than at a smaller c).
+    let value = best[width] ?? 0;
+    for (const item of slotted) value = Math.max(value, (best[width - item.size] ?? 0) + item.value);
     this.work += (width + 1) * Math.max(1, items.k.length);
     return value + free + constant;
   }
@@ -1166,11 +1141,7 @@ export class PatternGenerator {
     const shapeOf = (j: number): Float64Array => this.r[items.k[j] ?? 0] ?? new Float64Array(d);
     // 0 enforced, 1 implied by the items' total, 2 implied by an enforced dimension.
     const role = new Uint8Array(d);
-    for (let i = 0; i < d; i++) {
-      let total = 0;
-      items.k.forEach((_, j) => { total += (items.ub[j] ?? 0) * (shapeOf(j)[i] ?? 0); });
-      if (total <= (a[i] ?? 0)) role[i] = 1;
-    }
+    for (let i = 0; i < d; i++) if (totalOn(items, shapeOf, i) <= (a[i] ?? 0)) role[i] = 1;
     for (let i = 0; i < d; i++) {
       if (role[i] !== 0) continue;
       for (let s = 0; s < d; s++) {
@@ -1194,7 +1165,7 @@ export class PatternGenerator {
     // A slot dimension (capacity 1, every item takes 0 or 1 of it: configuration-bound.ts's
     // pods that need a node each) stays off the grid: the grid is solved for the items
     // without a slot, and a slot item then takes the best state its requests leave room for.
-    const slot = binding.length === 3 ? binding.find((i) => a[i] === 1 && items.k.every((_, j) => { const v = shapeOf(j)[i] ?? 0; return v === 0 || v === 1; })) : undefined;
+    const slot = binding.length === 3 ? binding.find((i) => isSlot(a, i, items, shapeOf)) : undefined;
     if (slot !== undefined) binding.splice(binding.indexOf(slot), 1);
     if (binding.length > 2) return undefined;
     const slotted = (j: number): boolean => slot !== undefined && (shapeOf(j)[slot] ?? 0) === 1;
@@ -1260,6 +1231,23 @@ export class PatternGenerator {
     }
     return { upper: value, value, pattern: this.pattern(items, counts) };
   }
+}
+
+/** What all the items' copies together take of dimension i. */
+function totalOn(items: Items, shapeOf: (j: number) => Float64Array, i: number): number {
+  let total = 0;
+  for (let j = 0; j < items.k.length; j++) total += (items.ub[j] ?? 0) * (shapeOf(j)[i] ?? 0);
+  return total;
+}
+
+/** A slot dimension: capacity 1, every item takes 0 or 1 of it (configuration-bound.ts's pods that need a node each). */
+function isSlot(a: Float64Array, i: number, items: Items, shapeOf: (j: number) => Float64Array): boolean {
+  if (a[i] !== 1) return false;
+  for (let j = 0; j < items.k.length; j++) {
+    const v = shapeOf(j)[i] ?? 0;
+    if (v !== 0 && v !== 1) return false;
+  }
+  return true;
 }
 
 /** The argument in [lo, hi] of the least value found by `steps` golden-section steps on a convex f. */

@@ -250,7 +250,7 @@ export async function realise(kube: KubeClients, input: PackingInput, planned: r
         await new Promise((resolve) => setTimeout(resolve, options.quietMs ?? 5_000));
         const lost = (await listPods(kube, [...namespaces.values()])).filter((pod) => pod.spec?.nodeName === undefined && (pod.status?.nominatedNodeName ?? '') === '');
         for (const pod of lost) {
-          const key = `${original.get(pod.metadata?.namespace ?? '') ?? '?'}/${pod.metadata?.name ?? '?'}`;
+          const key = inputKey(pod, original);
           const target = plannedOn.get(key);
           if (target === undefined) continue;
           await kube.core.patchNamespacedPodStatus({ name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', body: { status: { nominatedNodeName: target } } }, mergePatch);
@@ -278,11 +278,11 @@ export async function realise(kube: KubeClients, input: PackingInput, planned: r
     }
     const nominatedAtEnd = final.filter((pod) => (pod.status?.nominatedNodeName ?? '') !== '').length;
     const withoutNomination = options.nominate === true
-      ? final.filter((pod) => (pod.status?.nominatedNodeName ?? '') === '').map((pod) => `${original.get(pod.metadata?.namespace ?? '') ?? '?'}/${pod.metadata?.name ?? '?'}`).sort()
+      ? final.filter((pod) => (pod.status?.nominatedNodeName ?? '') === '').map((pod) => inputKey(pod, original)).sort()
       : [];
     const pending = pendingOf(final, original);
     const elsewhere = final.filter((pod) => pod.spec?.nodeName !== undefined
-      && pod.spec.nodeName !== plannedOn.get(`${original.get(pod.metadata?.namespace ?? '') ?? '?'}/${pod.metadata?.name ?? '?'}`)).length;
+      && pod.spec.nodeName !== plannedOn.get(inputKey(pod, original))).length;
     result = {
       nodes: planned.length, pods: pods.length, bound: pods.length - pending.length, pending,
       pendingForTopology: pending.filter((p) => Object.keys(countReasons([p])).some(isTopologyReason)),
@@ -321,7 +321,7 @@ export function followUpInput(input: PackingInput, nodes: readonly V1Node[], pod
   const pending: PendingPod[] = [];
   const boundTo = new Map<string, BoundPod[]>();
   for (const pod of pods) {
-    const key = `${names.original.get(pod.metadata?.namespace ?? '') ?? '?'}/${pod.metadata?.name ?? '?'}`;
+    const key = inputKey(pod, names.original);
     const spec = names.byKey.get(key);
     if (spec === undefined) throw new Error(`follow-up: pod ${key} is not in the input`);
     const node = pod.spec?.nodeName;
@@ -439,10 +439,15 @@ function unschedulable(pod: V1Pod): boolean {
   return pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable') === true;
 }
 
+/** A run's pod by its input key (`namespace/name` in the input's namespaces). */
+function inputKey(pod: V1Pod, original: ReadonlyMap<string, string>): string {
+  return `${original.get(pod.metadata?.namespace ?? '') ?? '?'}/${pod.metadata?.name ?? '?'}`;
+}
+
 /** The pods not bound, by their input key, with kube-scheduler's last message; sorted. */
 function pendingOf(pods: readonly V1Pod[], original: ReadonlyMap<string, string>): PendingReport[] {
   return pods.filter((pod) => pod.spec?.nodeName === undefined).map((pod) => ({
-    pod: `${original.get(pod.metadata?.namespace ?? '') ?? '?'}/${pod.metadata?.name ?? '?'}`,
+    pod: inputKey(pod, original),
     message: pod.status?.conditions?.find((c) => c.type === 'PodScheduled')?.message ?? '(no PodScheduled condition)',
   })).sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
 }
