@@ -40,6 +40,11 @@ export class NodeClaimStore {
     return listItems(await this.kube.customObjects.listClusterCustomObject({ group, version, plural })).map((item) => StoredNodeClaimSchema.parse(item));
   }
 
+  /** The claims carrying `label=value`. */
+  async listLabelled(label: string, value: string): Promise<StoredNodeClaim[]> {
+    return listItems(await this.kube.customObjects.listClusterCustomObject({ group, version, plural, labelSelector: `${label}=${value}` })).map((item) => StoredNodeClaimSchema.parse(item));
+  }
+
   /** Merge patch guarded by resourceVersion: a concurrent writer makes this fail (409) and be retried. */
   private async patch(claim: StoredNodeClaim, body: object): Promise<StoredNodeClaim> {
     const patched = await this.kube.customObjects.patchClusterCustomObject(

@@ -1,5 +1,8 @@
 import { TERMINATION_FINALIZER, durationToMs, type ClusterRef, type CsrPolicyConfig, type LaunchedInstance } from '../../core/lifecycle';
+import pLimit from 'p-limit';
+import { AWAITING_BATCH_REASON, BATCH_GATE_ANNOTATION, BATCH_GATE_MAX_MS, atBatchGate, siblingsNotAtGate } from '../../core/provisioning/batch-gate';
 import { DAEMONSET_GATE_ANNOTATION, DAEMONSET_GATE_LAG_MAX_MS, DAEMONSET_GATE_MAX_MS, gateHeldMs, gateHolds } from '../../core/provisioning/daemonset-gate';
+import { BATCH_LABEL } from '../../core/provisioning/nodeclaims';
 import { type ClusterResolver } from '../cluster';
 import { failWith } from '../failures';
 import { attachedVolumes, drainPass } from '../kube/drain';
@@ -58,6 +61,38 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
   const connect = async (cluster: ClusterRef) => {
     const c = await deps.resolve(cluster);
     return { guest: c.guest, claims: new NodeClaimStore(c.guest), nodes: new NodeStore(c.guest), event: createEventRecorder(c.guest.core) };
+  };
+  /**
+   * The batch gate (core/provisioning/batch-gate.ts) for a node otherwise ready to open:
+   * why it stays cordoned (the claim marked as waiting), or undefined to open it now. When
+   * no sibling is still on its way, the waiting siblings' pods are nominated and their nodes
+   * opened here with this one, all nominations first, then every cordon lifted at once: a pod
+   * kube-scheduler tries while its own node is still cordoned binds into another node's slack
+   * (or loses its nomination), so the window between the first node opening and the last is
+   * kept as short as the API server allows (a few milliseconds; not zero: no write opens
+   * several nodes at once).
+   */
+  const batchGate = async (cluster: ClusterRef, claim: StoredNodeClaim, nodeName: string, heldMs: number): Promise<string | undefined> => {
+    const { guest, claims, nodes } = await connect(cluster);
+    const batch = claim.metadata.labels?.[BATCH_LABEL] ?? '';
+    const siblings = batch === '' ? [] : await claims.listLabelled(BATCH_LABEL, batch);
+    const coming = siblingsNotAtGate(siblings, claim.metadata.name);
+    if (coming.length > 0 && heldMs < BATCH_GATE_MAX_MS) {
+      const shown = coming.length > 5 ? `${coming.slice(0, 5).join(', ')} and ${coming.length - 5} more` : coming.join(', ');
+      const blocker = `node cordoned until the other nodes of batch ${batch} are up (at most ${BATCH_GATE_MAX_MS / 1000} s): waiting for ${shown}`;
+      if (!atBatchGate(claim)) await claims.patchStatus(claim, { conditions: [{ type: 'Initialized', status: 'Unknown', reason: AWAITING_BATCH_REASON, message: blocker }] }, now().toISOString());
+      return blocker;
+    }
+    if (coming.length > 0) {
+      activityLog('warn', 'batch gate: node opened without its batch', { cluster: cluster.name, nodeclaim: claim.metadata.name, node: nodeName, batch, waitedFor: coming.length });
+      return undefined;
+    }
+    const waiting = siblings.filter((s) => s.metadata.name !== claim.metadata.name && s.metadata.deletionTimestamp === undefined && atBatchGate(s));
+    const limit = pLimit(8);
+    await Promise.all([...waiting.map((s) => limit(() => nominatePlannedPods(guest, s, s.status?.nodeName ?? ''))), nominatePlannedPods(guest, claim, nodeName)]);
+    await Promise.all([...waiting.map((s) => s.status?.nodeName ?? ''), nodeName].map((name) => nodes.liftDaemonSetGate(name)));
+    if (waiting.length > 0) activityLog('info', 'batch gate: nodes opened together', { cluster: cluster.name, nodeclaim: claim.metadata.name, batch, nodes: waiting.length + 1 });
+    return undefined;
   };
   const mustGet = async (claims: NodeClaimStore, name: string) => {
     const claim = await claims.get(name);
@@ -147,7 +182,8 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
           });
         }
         const daemonSets = await daemonSetsForNode(guest, { ...node.labels, ...claim.metadata.labels }, claim.spec.taints ?? []);
-        if (daemonSets.length > 0) daemonSetGate = now().toISOString();
+        // the same cordon holds a node of a batch whose nodes open together (batch-gate.ts)
+        if (daemonSets.length > 0 || claim.metadata.annotations?.[BATCH_GATE_ANNOTATION] === 'true') daemonSetGate = now().toISOString();
       }
       await nodes.syncRegistered(claim, node.name, daemonSetGate !== undefined ? { daemonSetGate } : {});
       if (claim.status?.nodeName !== node.name || !claim.status?.conditions?.some((c) => c.type === 'Registered' && c.status === 'True')) {
@@ -204,6 +240,10 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
           await claims.patchStatus(claim, { conditions: [{ type: 'Initialized', status: 'Unknown', reason: 'AwaitingDaemonSetPods', message: gateBlocker }] }, now().toISOString());
           return { initialized: false, blocker: gateBlocker, ready: node.readyCondition };
         }
+      }
+      if (gateHeld !== undefined && claim.metadata.annotations?.[BATCH_GATE_ANNOTATION] === 'true' && node.labels[INITIALIZED_LABEL] !== 'true') {
+        const held = await batchGate(input.cluster, claim, node.name, gateHeldMs(node.annotations[DAEMONSET_GATE_ANNOTATION], now().getTime()) ?? 0);
+        if (held !== undefined) return { initialized: false, blocker: held, ready: node.readyCondition };
       }
       if (node.labels[INITIALIZED_LABEL] !== 'true') {
         const nominations = await nominatePlannedPods(guest, claim, node.name);

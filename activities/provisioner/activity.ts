@@ -67,6 +67,8 @@ export const CreateClaimsInputSchema = z.object({
   poolStatus: z.array(z.object({ name: z.string(), conditions: z.array(z.custom<ConditionUpdate>()), resources: z.record(z.string(), z.string()) })).default([]),
   /** offerings the plan held unavailable: each claim carries those of its instance types to its launch */
   unavailable: HeldOfferingsSchema,
+  /** the claims' nodes open together (core/provisioning/batch-gate.ts) */
+  batchGate: z.literal(true).optional(),
 });
 export type CreateClaimsInput = z.input<typeof CreateClaimsInputSchema>;
 
@@ -187,7 +189,7 @@ export function createProvisionerActivities(deps: ProvisionerActivityDeps) {
         limit(async () => {
           const template = templates.get(claim.pool);
           if (!template) throw new Error(`batch ${input.batchId}: claim ${claim.name} names pool ${claim.pool}, which has no template in the batch`);
-          const manifest = claimManifest(claim, template, input.optionLists[claim.options] ?? [], input.batchId, input.unavailable);
+          const manifest = claimManifest(claim, template, input.optionLists[claim.options] ?? [], input.batchId, input.unavailable, { batchGate: input.batchGate === true });
           let stored: unknown;
           try {
             stored = await guest.customObjects.createClusterCustomObject({ ...nodeClaimsApi, body: manifest });

@@ -10,7 +10,7 @@ import type { NodePool } from '../../core/api/nodepool';
 import { moveDecision, MULTI_NODE_CANDIDATES, type CapacityType, type ConsolidationDecision, type ConsolidationSettings, type ReplacedNode, type ReplacementOption } from '../../core/disruption';
 import type { CatalogResult } from '../../core/instancetypes';
 import type { PackingInput, Plan } from '../../core/packing';
-import { asPlannedCapacity, claimTemplate, compactClaim, OptionLists, podNamesFit, podDisposition, poolUsage, type ClaimTemplate, type ClaimUsage, type HeldOffering, type PlannedBatch, type PoolStatus } from '../../core/provisioning';
+import { asPlannedCapacity, batchGateNeeded, claimTemplate, compactClaim, OptionLists, podNamesFit, podDisposition, poolUsage, type ClaimTemplate, type ClaimUsage, type HeldOffering, type PlannedBatch, type PoolStatus } from '../../core/provisioning';
 import { type ConditionUpdate } from '../../core/lifecycle';
 import { assembleObjects, type ObjectDocument } from '../../core/workloads/assemble';
 import { type World } from './world';
@@ -170,6 +170,8 @@ export async function planView(state: Planning, options: PlanOptions): Promise<{
       tell(pod, 'Normal', 'Nominated', `Pod should schedule on: nodeclaim/${placement.name}`);
     }
   }
+  // a provisioner batch's nodes (their pods are nominated) open together when its plan has topology rules
+  if (options.podNamesBudget !== undefined && batchGateNeeded(plan.nodeClaims, packing.pods)) planned.batchGate = true;
   planned.onExistingNodes = plan.existingNodes.reduce((n, p) => n + p.pods.length, 0);
   for (const u of plan.unschedulable) {
     planned.unschedulable++;

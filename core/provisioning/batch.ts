@@ -41,6 +41,8 @@ export interface PlannedBatch extends Omit<BatchResult, 'created' | 'resumed' | 
    * spot offering) among the claims' instance types: each claim carries its own to the launch.
    */
   unavailable?: HeldOffering[];
+  /** the claims' nodes open together (batch-gate.ts): the plan has topology rules */
+  batchGate?: true;
 }
 
 export interface CreatedClaims {
@@ -57,7 +59,7 @@ export interface PoolStatus {
 }
 
 /** The create step's input from the plan step's result. */
-export function batchToCreate(planned: PlannedBatch): Pick<PlannedBatch, 'batchId' | 'templates' | 'optionLists' | 'claims' | 'poolStatus' | 'unavailable'> {
+export function batchToCreate(planned: PlannedBatch): Pick<PlannedBatch, 'batchId' | 'templates' | 'optionLists' | 'claims' | 'poolStatus' | 'unavailable' | 'batchGate'> {
   return {
     batchId: planned.batchId,
     templates: planned.templates,
@@ -65,6 +67,7 @@ export function batchToCreate(planned: PlannedBatch): Pick<PlannedBatch, 'batchI
     claims: planned.claims,
     poolStatus: planned.poolStatus,
     ...(planned.unavailable && planned.unavailable.length > 0 ? { unavailable: planned.unavailable } : {}),
+    ...(planned.batchGate === true ? { batchGate: true as const } : {}),
   };
 }
 /** A batch's counts from its two steps (what the provisioner's status shows). */

@@ -5,3 +5,4 @@ export * from './usage';
 export * from './nodes';
 export * from './batch';
 export * from './nodeclass-status';
+export * from './batch-gate';

@@ -2,6 +2,7 @@ import type { NodePool } from '../api/nodepool';
 import { unavailableOfferingKey } from '../lifecycle/launch-options';
 import type { PlannedNodeClaim } from '../packing/plan';
 import { LabelKey } from '../scheduling/labels';
+import { BATCH_GATE_ANNOTATION } from './batch-gate';
 import { addResources, formatResourceList, parseResourceList, type ResourceList } from '../scheduling/resources';
 
 /** The batch a NodeClaim was created by: a resumed batch finds the claims it already made. */
@@ -255,7 +256,7 @@ export function podNamesFit(pods: readonly string[], spent: { bytes: number }, b
  * terminationGracePeriod, the plan's requirements narrowed to the ranked instance-type
  * options, the pods' requests, and the batch that made it.
  */
-export function claimManifest(claim: CompactClaim, template: ClaimTemplate, instanceTypeOptions: readonly string[], batchId: string, held: readonly HeldOffering[] = []): NodeClaimManifest {
+export function claimManifest(claim: CompactClaim, template: ClaimTemplate, instanceTypeOptions: readonly string[], batchId: string, held: readonly HeldOffering[] = [], options: { batchGate?: boolean } = {}): NodeClaimManifest {
   const requirements = [...claim.requirements.filter((r) => r.key !== LabelKey.instanceType), { key: LabelKey.instanceType, operator: 'In', values: [...instanceTypeOptions] }].sort((a, b) =>
     a.key < b.key ? -1 : a.key > b.key ? 1 : 0,
   );
@@ -279,6 +280,7 @@ export function claimManifest(claim: CompactClaim, template: ClaimTemplate, inst
         ...(claim.price > 0 ? { [PLANNED_PRICE_ANNOTATION]: String(Math.round(claim.price * 1e6) / 1e6) } : {}),
         ...heldAnnotation(held, instanceTypeOptions),
         ...(claim.podNames !== undefined && claim.podNames.length > 0 ? { [PLANNED_PODS_ANNOTATION]: claim.podNames.join(',') } : {}),
+        ...(options.batchGate === true ? { [BATCH_GATE_ANNOTATION]: 'true' } : {}),
       },
       ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: template.pool, uid: template.poolUid, blockOwnerDeletion: true }],
     },

@@ -6,7 +6,7 @@
 //
 //   npm run bench:realise                                   every scenario, 300 pods
 //   npm run bench:realise -- --pods 1000 --scenario karpenter-exact
-//   npm run bench:realise -- --modes nodes-first,pods-first,nominated,renominated
+//   npm run bench:realise -- --modes nodes-first,product,nominated,renominated
 //   npm run bench:realise -- --follow-up 3      then up to 3 provisioner rounds for what is left
 //
 // Modes (test/support/realise.ts): `nodes-first` — the nodes are Ready before the pods
@@ -15,7 +15,10 @@
 // gate is lifted (what autonode does at registration); `renominated` — and nominated again
 // while kube-scheduler keeps clearing nominations of pods still Pending; `nominated-early` —
 // every pod nominated before the first gate lifts; `nominated-zones-interleaved` — nominated
-// at each gate, gates lifted one zone after another in turn (realise.ts `gateOrder`).
+// at each gate, gates lifted one zone after another in turn (realise.ts `gateOrder`);
+// `nominated-together` — the batch gate: every node's pods nominated, then every gate lifted
+// at once; `product` — what autonode does: `nominated-together` for a batch whose plan has
+// topology rules (core/provisioning/batch-gate.ts), `nominated` otherwise.
 //
 // `--follow-up N`: what the product does next. The pods still Pending once kube-scheduler
 // settles go to the provisioner's next batch: the same planner plans them with the run's
@@ -43,6 +46,9 @@ const modes: Record<string, RealiseOptions> = {
   'nominated-but-zone-spread': { placement: 'free', arrival: 'pods-first', nominate: true, nominateZoneSpread: false },
   'nominated-early': { placement: 'free', arrival: 'pods-first', nominate: true, nominateAt: 'before-gates' },
   renominated: { placement: 'free', arrival: 'pods-first', nominate: true, renominateRounds: 6 },
+  product: { placement: 'free', arrival: 'pods-first', nominate: true, gateOrder: 'product' },
+  'nominated-together': { placement: 'free', arrival: 'pods-first', nominate: true, gateOrder: 'together' },
+  'nominated-together-but-zone-spread': { placement: 'free', arrival: 'pods-first', nominate: true, gateOrder: 'together', nominateZoneSpread: false },
   'nominated-zones-interleaved': { placement: 'free', arrival: 'pods-first', nominate: true, gateOrder: 'zones-round-robin' },
 };
 

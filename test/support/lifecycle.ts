@@ -46,7 +46,11 @@ export interface LifecycleHarness {
   /** the workers' cluster resolver (autonode's identity, moto behind the fault proxy), for calling activities directly */
   resolve: ClusterResolver;
   /** `spec` replaces fields of a launchable default spec (any field: tests of bad input set what they need) */
-  createNodeClaim(name: string, spec?: { terminationGracePeriod?: string; expireAfter?: string; requirements?: { key: string; operator: string; values?: string[] }[] } & Record<string, unknown>): Promise<string>;
+  createNodeClaim(
+    name: string,
+    spec?: { terminationGracePeriod?: string; expireAfter?: string; requirements?: { key: string; operator: string; values?: string[] }[] } & Record<string, unknown>,
+    metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> },
+  ): Promise<string>;
   startLifecycle(name: string, uid: string, timeouts?: NodeClaimWorkflowInput['timeouts']): ReturnType<TemporalHarness['client']['workflow']['start']>;
   instanceState(instanceId: string): Promise<string | undefined>;
   /** what the in-process workers count (every worker this harness starts shares it) */
@@ -141,7 +145,7 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
     resolve,
     metrics,
     metricsUrl: metricsServer.url,
-    async createNodeClaim(name, extra = {}) {
+    async createNodeClaim(name, extra = {}, metadata = {}) {
       await guest.customObjects.createClusterCustomObject({
         group: 'karpenter.sh',
         version: 'v1',
@@ -149,7 +153,7 @@ export async function startLifecycleHarness(options: LifecycleHarnessOptions = {
         body: {
           apiVersion: 'karpenter.sh/v1',
           kind: 'NodeClaim',
-          metadata: { name, labels: { 'karpenter.sh/nodepool': 'default' } },
+          metadata: { name, labels: { 'karpenter.sh/nodepool': 'default', ...metadata.labels }, ...(metadata.annotations ? { annotations: metadata.annotations } : {}) },
           spec: {
             nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClassName },
             requirements: [

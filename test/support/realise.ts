@@ -22,6 +22,7 @@ import type { KubeClients } from '../../activities/kube/clients';
 import type { BaselinePlan } from '../../core/packing/baseline/karpenter-loop';
 import type { BoundPod, ExistingNodeInput, PackingInput, PendingPod, PodAffinityTerm, RequirementInput } from '../../core/packing';
 import type { Plan } from '../../core/packing/plan';
+import { batchGateNeeded } from '../../core/provisioning/batch-gate';
 import { taintSchema, type Taint } from '../../core/scheduling/taints';
 import { eventually } from './eventually';
 
@@ -172,8 +173,14 @@ export interface RealiseOptions {
    * test-zone-3 node is the 24th of 66), so every zone spread's minimum stays 0 meanwhile.
    * `zones-round-robin`: one node of each zone in turn, each zone's in plan order — closer to
    * a batch whose instances launch together and register within seconds of each other.
+   * `together`: the batch gate (core/provisioning/batch-gate.ts) — every node's pods
+   * nominated first, then all gates lifted at once (as fast as the API server takes the
+   * patches), so no pod is tried while its own node is still gated.
+   * `product`: what autonode does with each batch (the first plan, then each follow-up
+   * round's): `together` when `batchGateNeeded` says the batch's nodes open together (its
+   * plan has topology rules), `plan` otherwise.
    */
-  readonly gateOrder?: 'plan' | 'zones-round-robin';
+  readonly gateOrder?: 'plan' | 'zones-round-robin' | 'together' | 'product';
   /**
    * What the product does next: once kube-scheduler settles, the pods still Pending go to the
    * provisioner's next batch. `plan` is called with them as the pending pods and the run's
@@ -224,11 +231,22 @@ export async function realise(kube: KubeClients, input: PackingInput, planned: r
     };
     /** pods-first: the gates lift in order, each node's pods nominated first (`nominate`). */
     const liftGates = async (nodes: readonly PlannedNode[], nominateFirst: boolean): Promise<void> => {
+      const lift = async (name: string): Promise<void> => {
+        const current = await kube.core.readNode({ name });
+        await kube.core.patchNode({ name, body: { spec: { taints: (current.spec?.taints ?? []).filter((t) => t.key !== GATE_TAINT) } } }, mergePatch);
+      };
+      const together = options.gateOrder === 'together'
+        || (options.gateOrder === 'product' && batchGateNeeded(nodes.map((node) => ({ pods: node.pods })), input.pods));
+      if (together) {
+        if (nominateFirst) for (const node of nodes) await nominateNode(node);
+        // as the product does: every cordon lifted in one burst
+        await Promise.all(nodes.map((node) => lift(nodeName.get(node.claim) ?? '')));
+        return;
+      }
       for (const node of options.gateOrder === 'zones-round-robin' ? zonesRoundRobin(nodes) : nodes) {
         const name = nodeName.get(node.claim) ?? '';
         if (nominateFirst) await nominateNode(node);
-        const current = await kube.core.readNode({ name });
-        await kube.core.patchNode({ name, body: { spec: { taints: (current.spec?.taints ?? []).filter((t) => t.key !== GATE_TAINT) } } }, mergePatch);
+        await lift(name);
       }
     };
 
