@@ -73,7 +73,7 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
    * several nodes at once).
    */
   const batchGate = async (cluster: ClusterRef, claim: StoredNodeClaim, nodeName: string, heldMs: number): Promise<string | undefined> => {
-    const { guest, claims, nodes } = await connect(cluster);
+    const { guest, claims, nodes, event } = await connect(cluster);
     const batch = claim.metadata.labels?.[BATCH_LABEL] ?? '';
     const siblings = batch === '' ? [] : await claims.listLabelled(BATCH_LABEL, batch);
     const coming = siblingsNotAtGate(siblings, claim.metadata.name);
@@ -85,13 +85,18 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
     }
     if (coming.length > 0) {
       activityLog('warn', 'batch gate: node opened without its batch', { cluster: cluster.name, nodeclaim: claim.metadata.name, node: nodeName, batch, waitedFor: coming.length });
+      const shown = coming.length > 5 ? `${coming.slice(0, 5).join(', ')} and ${coming.length - 5} more` : coming.join(', ');
+      await event({ involvedObject: nodeClaimRef(claim), type: 'Warning', reason: 'BatchNodesNotUp', message: `Node ${nodeName} opened after ${BATCH_GATE_MAX_MS / 1000} s without the other nodes of batch ${batch}: ${shown} not up` });
       return undefined;
     }
     const waiting = siblings.filter((s) => s.metadata.name !== claim.metadata.name && s.metadata.deletionTimestamp === undefined && atBatchGate(s));
     const limit = pLimit(8);
     await Promise.all([...waiting.map((s) => limit(() => nominatePlannedPods(guest, s, s.status?.nodeName ?? ''))), nominatePlannedPods(guest, claim, nodeName)]);
     await Promise.all([...waiting.map((s) => s.status?.nodeName ?? ''), nodeName].map((name) => nodes.liftDaemonSetGate(name)));
-    if (waiting.length > 0) activityLog('info', 'batch gate: nodes opened together', { cluster: cluster.name, nodeclaim: claim.metadata.name, batch, nodes: waiting.length + 1 });
+    if (waiting.length > 0) {
+      activityLog('info', 'batch gate: nodes opened together', { cluster: cluster.name, nodeclaim: claim.metadata.name, batch, nodes: waiting.length + 1 });
+      await event({ involvedObject: nodeClaimRef(claim), type: 'Normal', reason: 'BatchNodesOpened', message: `Opened ${waiting.length + 1} nodes of batch ${batch} together, their planned pods nominated first` });
+    }
     return undefined;
   };
   const mustGet = async (claims: NodeClaimStore, name: string) => {

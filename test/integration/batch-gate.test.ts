@@ -26,6 +26,7 @@ describe('the batch gate (Temporal + guest kube-apiserver, kube-scheduler + moto
     const nodeName = (await lh.claims.get(claim))?.status?.nodeName;
     return nodeName ? lh.guest.core.readNode({ name: nodeName }) : undefined;
   };
+  const events = async (claim: string) => (await lh.guest.core.listEventForAllNamespaces({ fieldSelector: `involvedObject.name=${claim}` })).items;
   const cordoned = (node: V1Node | undefined) => node?.spec?.unschedulable === true && node.metadata?.annotations?.[DAEMONSET_GATE_ANNOTATION] !== undefined;
   const createPod = (name: string) => lh.guest.core.createNamespacedPod({
     namespace,
@@ -67,6 +68,9 @@ describe('the batch gate (Temporal + guest kube-apiserver, kube-scheduler + moto
     }, 60_000);
     const batchNodes = [firstNode?.metadata?.name, secondNode?.metadata?.name];
     for (const nodeName of bound) expect(batchNodes).toContain(nodeName);
+    // the second, last up, opened both
+    expect((await events(second)).map((e) => [e.type, e.reason, e.message])).toContainEqual(['Normal', 'BatchNodesOpened', expect.stringContaining('Opened 2 nodes')]);
+    expect((await events(first)).map((e) => e.reason)).not.toContain('BatchNodesOpened');
   });
 
   it('opens a node whose sibling never comes after BATCH_GATE_MAX_MS', async () => {
@@ -84,6 +88,7 @@ describe('the batch gate (Temporal + guest kube-apiserver, kube-scheduler + moto
     await eventually('Initialized after the gate\'s limit', async () => (await conditionOf(lone, 'Initialized'))?.status === 'True', BATCH_GATE_MAX_MS + 60_000);
     expect(Date.now() - since).toBeGreaterThanOrEqual(BATCH_GATE_MAX_MS);
     expect((await nodeOf(lone))?.spec?.unschedulable ?? false).toBe(false);
+    expect((await events(lone)).map((e) => [e.type, e.reason, e.message])).toContainEqual(['Warning', 'BatchNodesNotUp', expect.stringContaining(absent)]);
     await lh.claims.delete(absent);
   });
 });

@@ -157,12 +157,19 @@ describe('provisioner, topology-heavy workload: every pod the plans placed is bo
     const used = new Set(pods.map((p) => p.spec?.nodeName));
     const idle = claims.filter((c) => !used.has(c.status?.nodeName));
     const status = await lh.t.client.workflow.getHandle(provisionerWorkflowId(lh.h.cluster.name)).query<ProvisionerStatus>('status');
+    // the batch gate (core/provisioning/batch-gate.ts): a batch with these rules opens its nodes together
+    const claimNames = new Set(claims.map((c) => c.metadata.name));
+    const gateEvents = async (reason: string) => (await lh.guest.core.listEventForAllNamespaces({ fieldSelector: `reason=${reason}` })).items.filter((e) => claimNames.has(e.involvedObject.name ?? ''));
+    const opened = await gateEvents('BatchNodesOpened');
+    const notUp = await gateEvents('BatchNodesNotUp');
     console.log([
       `topology-heavy via the provisioner: ${total} pods Running on ${claims.length} claims from ${status.batches} batch(es)`,
       `${asPlanned} bound to the node their plan named, ${total - asPlanned} elsewhere (${neverNominated} of those bound before their planned node registered, never nominated); ${plannedNode.size} planned pod names recorded`,
       `first bind ${((bindTimes[0] ?? 0) / 1000).toFixed(1)} s, last ${((bindTimes.at(-1) ?? 0) / 1000).toFixed(1)} s after the Deployments were created`,
       `claims holding none of the workload: ${idle.map((c) => c.metadata.name).join(', ') || 'none'}`,
+      `batch gate: ${opened.map((e) => e.message).join('; ') || 'no batch opened together'}; ${notUp.length} node(s) opened without their batch`,
     ].join('\n'));
+    expect(opened.length).toBeGreaterThan(0);
 
     // Every pod ran on a node of this pool that autonode launched for it.
     const nodes = new Set(nodeOfClaim.values());

@@ -6,8 +6,9 @@
 // Pending — every spread and pod (anti-)affinity rule the plan believed satisfied holds in
 // the order the pods arrive. Printed, not asserted: the same with kube-scheduler free to use
 // any of the plan's nodes (placement `free`), both figures for the Karpenter-loop
-// baseline, and free placement in the product's order with each pod's
-// status.nominatedNodeName set to its planned node (docs/NOTES.md, issue 14 finding 2).
+// baseline, and free placement in the product's order: each pod's status.nominatedNodeName
+// set to its planned node, and a batch with topology rules opening its nodes together (the
+// batch gate, core/provisioning/batch-gate.ts; docs/NOTES.md, issue 14 finding 2).
 // Asserted for that product order: after the provisioner's follow-up rounds (the pods still
 // Pending planned again against the nodes as they are), no pod is left Pending.
 // Free placement also fails for resources: kube-scheduler's LeastAllocated scoring
@@ -52,12 +53,12 @@ describe('plans kube-scheduler can realise, pods arriving in input order (real k
     const baselinePlanned = await realise(kube, input, nodesOfBaseline(baseline, input), { placement: 'planned' });
     const free = await realise(kube, input, nodesOfPlan(plan), { placement: 'free' });
     const baselineFree = await realise(kube, input, nodesOfBaseline(baseline, input), { placement: 'free' });
-    // The product's order: pods Pending first, each node's planned pods nominated to it just
-    // before its last gate lifts (what autonode does at registration); then what the
+    // The product's order: pods Pending first; the batch's nodes (its plan has topology rules)
+    // open together, every planned pod nominated first (the batch gate); then what the
     // provisioner does with pods still Pending: plan them with the nodes as they now are, and
-    // launch what that plan adds, up to three rounds.
+    // launch what that plan adds (gated the same way when it has rules), up to three rounds.
     const nominated = await realise(kube, input, nodesOfPlan(plan), {
-      placement: 'free', arrival: 'pods-first', nominate: true,
+      placement: 'free', arrival: 'pods-first', nominate: true, gateOrder: 'product',
       followUp: { rounds: 3, plan: (next) => { const more = solve(next, { linearSolver }); return { nodes: newNodesOf(more), price: more.totalPrice, onExisting: more.existingNodes.reduce((sum, n) => sum + n.pods.length, 0) }; } },
     });
     console.log([
@@ -67,7 +68,7 @@ describe('plans kube-scheduler can realise, pods arriving in input order (real k
       summary('Karpenter loop, as planned (not asserted)', baselinePlanned),
       summary('autonode, free placement (not asserted)', free),
       summary('Karpenter loop, free placement (not asserted)', baselineFree),
-      `autonode, free placement, pods first, nominated at each node's gate: ${nominated.pendingFirst.length} Pending on the plan's own nodes (not asserted); `
+      `autonode, free placement, pods first, nominated, the batch's gates lifted together: ${nominated.pendingFirst.length} Pending on the plan's own nodes (not asserted); `
         + `follow-up rounds ${JSON.stringify(nominated.rounds)}; ${summary('then', nominated)}`,
     ].join('\n'));
 
