@@ -161,6 +161,9 @@ export async function startDevAutonode(stack: StackInfo, log: (line: string) => 
     const nodesWithAgent = [...nodes].filter((n) => agentNodes.has(n)).length;
     if (pods.length > 0 && runningPods === pods.length && nodesWithAgent === nodes.size) {
       log(`k8s/examples/workload.yaml: ${runningPods} pods Running on spot nodes autonode launched, and DaemonSet node-agent Running on all ${nodes.size} of them (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+      // the zone-spread Deployment's batch opened its nodes together (the batch gate)
+      const opened = (await guest.core.listEventForAllNamespaces({ fieldSelector: 'reason=BatchNodesOpened' })).items;
+      for (const event of opened) log(`batch gate: NodeClaim ${event.involvedObject.name ?? ''}: ${event.message ?? ''}`);
       break;
     }
     if (Date.now() - t0 > 300_000) {
