@@ -30,6 +30,12 @@ export interface NodeClaimKubeDeps {
   daemonSetGatePollMs?: number;
 }
 
+/** How long a waiting claim's read of its batch serves the other waiting claims of the process. */
+const BATCH_READ_TTL_MS = 5_000;
+const listed = (names: readonly string[]) => (names.length > 5 ? `${names.slice(0, 5).join(', ')} and ${names.length - 5} more` : names.join(', '));
+const gateBlocker = (batch: string, coming: readonly string[]) =>
+  `node cordoned until the other nodes of batch ${batch} are up (at most ${BATCH_GATE_MAX_MS / 1000} s): waiting for ${listed(coming)}`;
+
 export const nodeClaimRef = (claim: StoredNodeClaim) => ({ apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: claim.metadata.name, uid: claim.metadata.uid });
 
 
@@ -62,9 +68,22 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
     const c = await deps.resolve(cluster);
     return { guest: c.guest, claims: new NodeClaimStore(c.guest), nodes: new NodeStore(c.guest), event: createEventRecorder(c.guest.core) };
   };
+  const batchReads = new Map<string, { at: number; claims: Promise<StoredNodeClaim[]> }>();
+  const batchSiblings = (claims: NodeClaimStore, cluster: ClusterRef, batch: string, options: { fresh: boolean }): Promise<StoredNodeClaim[]> => {
+    const key = `${cluster.name}/${batch}`;
+    const cached = batchReads.get(key);
+    const at = now().getTime();
+    if (!options.fresh && cached !== undefined && at - cached.at < BATCH_READ_TTL_MS) return cached.claims;
+    for (const [k, read] of batchReads) if (at - read.at >= BATCH_READ_TTL_MS) batchReads.delete(k);
+    const read = { at, claims: claims.listLabelled(BATCH_LABEL, batch) };
+    batchReads.set(key, read);
+    read.claims.catch(() => batchReads.delete(key));
+    return read.claims;
+  };
   /**
    * The batch gate (core/provisioning/batch-gate.ts) for a node otherwise ready to open:
-   * why it stays cordoned (the claim marked as waiting), or undefined to open it now. When
+   * why it stays cordoned (the claim marked as waiting), or no blocker to open it now, with
+   * the claim as last written (a status patch moves its resourceVersion). When
    * no sibling is still on its way, the waiting siblings' pods are nominated and their nodes
    * opened here with this one, all nominations first, then every cordon lifted at once: a pod
    * kube-scheduler tries while its own node is still cordoned binds into another node's slack
@@ -72,22 +91,31 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
    * kept as short as the API server allows (a few milliseconds; not zero: no write opens
    * several nodes at once).
    */
-  const batchGate = async (cluster: ClusterRef, claim: StoredNodeClaim, nodeName: string, heldMs: number): Promise<string | undefined> => {
+  const batchGate = async (cluster: ClusterRef, given: StoredNodeClaim, nodeName: string, heldMs: number): Promise<{ blocker?: string; claim: StoredNodeClaim }> => {
+    let claim = given;
     const { guest, claims, nodes, event } = await connect(cluster);
     const batch = claim.metadata.labels?.[BATCH_LABEL] ?? '';
-    const siblings = batch === '' ? [] : await claims.listLabelled(BATCH_LABEL, batch);
-    const coming = siblingsNotAtGate(siblings, claim.metadata.name);
-    if (coming.length > 0 && heldMs < BATCH_GATE_MAX_MS) {
-      const shown = coming.length > 5 ? `${coming.slice(0, 5).join(', ')} and ${coming.length - 5} more` : coming.join(', ');
-      const blocker = `node cordoned until the other nodes of batch ${batch} are up (at most ${BATCH_GATE_MAX_MS / 1000} s): waiting for ${shown}`;
-      if (!atBatchGate(claim)) await claims.patchStatus(claim, { conditions: [{ type: 'Initialized', status: 'Unknown', reason: AWAITING_BATCH_REASON, message: blocker }] }, now().toISOString());
-      return blocker;
+    const self = claim.metadata.name;
+    const waitingBefore = atBatchGate(claim);
+    // A claim already waiting reads its batch through a short-lived per-process cache: a
+    // 200-claim batch reviewing every resync would otherwise list the batch ~13 times a
+    // second. A stale view is safe here: a sibling seen at the gate stays there until it
+    // opens (opening again is a no-op), and the last one up always reads afresh.
+    let siblings = batch === '' ? [] : await batchSiblings(claims, cluster, batch, { fresh: !waitingBefore });
+    let coming = siblingsNotAtGate(siblings, self);
+    if (coming.length > 0 && heldMs < BATCH_GATE_MAX_MS && !waitingBefore) {
+      claim = await claims.patchStatus(claim, { conditions: [{ type: 'Initialized', status: 'Unknown', reason: AWAITING_BATCH_REASON, message: gateBlocker(batch, coming) }] }, now().toISOString());
+      // Two claims arriving together could each see the other still on its way and both
+      // wait. Reading again after marking itself closes that: of any two, the one whose read
+      // comes last sees both marks, and opens the batch.
+      siblings = await batchSiblings(claims, cluster, batch, { fresh: true });
+      coming = siblingsNotAtGate(siblings, self);
     }
+    if (coming.length > 0 && heldMs < BATCH_GATE_MAX_MS) return { blocker: gateBlocker(batch, coming), claim };
     if (coming.length > 0) {
       activityLog('warn', 'batch gate: node opened without its batch', { cluster: cluster.name, nodeclaim: claim.metadata.name, node: nodeName, batch, waitedFor: coming.length });
-      const shown = coming.length > 5 ? `${coming.slice(0, 5).join(', ')} and ${coming.length - 5} more` : coming.join(', ');
-      await event({ involvedObject: nodeClaimRef(claim), type: 'Warning', reason: 'BatchNodesNotUp', message: `Node ${nodeName} opened after ${BATCH_GATE_MAX_MS / 1000} s without the other nodes of batch ${batch}: ${shown} not up` });
-      return undefined;
+      await event({ involvedObject: nodeClaimRef(claim), type: 'Warning', reason: 'BatchNodesNotUp', message: `Node ${nodeName} opened after ${BATCH_GATE_MAX_MS / 1000} s without the other nodes of batch ${batch}: ${listed(coming)} not up` });
+      return { claim };
     }
     const waiting = siblings.filter((s) => s.metadata.name !== claim.metadata.name && s.metadata.deletionTimestamp === undefined && atBatchGate(s));
     const limit = pLimit(8);
@@ -97,7 +125,7 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
       activityLog('info', 'batch gate: nodes opened together', { cluster: cluster.name, nodeclaim: claim.metadata.name, batch, nodes: waiting.length + 1 });
       await event({ involvedObject: nodeClaimRef(claim), type: 'Normal', reason: 'BatchNodesOpened', message: `Opened ${waiting.length + 1} nodes of batch ${batch} together, their planned pods nominated first` });
     }
-    return undefined;
+    return { claim };
   };
   const mustGet = async (claims: NodeClaimStore, name: string) => {
     const claim = await claims.get(name);
@@ -204,7 +232,7 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
      */
     async reviewInitialization(input: ClaimRef & { nodeName: string; instance?: LaunchedInstance; policy: CsrPolicyConfig }) {
       const { guest, claims, nodes, event } = await connect(input.cluster);
-      const claim = await mustGet(claims, input.name);
+      let claim = await mustGet(claims, input.name);
       if (input.instance) {
         await deps.reviewNodeCsrs(input.cluster, { nodeName: input.instance.privateDnsName, instance: input.instance, registered: true, policy: input.policy, nodeClaim: input.name });
       }
@@ -247,8 +275,9 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
         }
       }
       if (gateHeld !== undefined && claim.metadata.annotations?.[BATCH_GATE_ANNOTATION] === 'true' && node.labels[INITIALIZED_LABEL] !== 'true') {
-        const held = await batchGate(input.cluster, claim, node.name, gateHeldMs(node.annotations[DAEMONSET_GATE_ANNOTATION], now().getTime()) ?? 0);
-        if (held !== undefined) return { initialized: false, blocker: held, ready: node.readyCondition };
+        const gate = await batchGate(input.cluster, claim, node.name, gateHeldMs(node.annotations[DAEMONSET_GATE_ANNOTATION], now().getTime()) ?? 0);
+        if (gate.blocker !== undefined) return { initialized: false, blocker: gate.blocker, ready: node.readyCondition };
+        claim = gate.claim;
       }
       if (node.labels[INITIALIZED_LABEL] !== 'true') {
         const nominations = await nominatePlannedPods(guest, claim, node.name);

@@ -79,4 +79,28 @@ describe('the fake guest API server answers as kube-apiserver does (NodeClaims)'
     expect(real.getGone?.status).toBe(404);
     expect(faked).toEqual(real);
   });
+
+  it('lists by equality label selectors the same way (the batch gate reads a batch so)', async () => {
+    const run = randomUUID().slice(0, 6);
+    const batch = `b-${run}`;
+    const claim = (name: string, labels: Record<string, string>) => ({
+      apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', metadata: { name, labels },
+      spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'conformance' }, requirements: [] },
+    });
+    const names = async (kube: KubeClients, selector: string) => {
+      const list = (await kube.customObjects.listClusterCustomObject({ ...api, labelSelector: selector })) as { items: Stored[] };
+      return list.items.map((item) => item.metadata.name).filter((name) => name.endsWith(run)).sort();
+    };
+    const answers = async (kube: KubeClients) => {
+      for (const [name, labels] of [[`in-a-${run}`, { 'autonode.io/batch': batch, pool: 'a' }], [`in-b-${run}`, { 'autonode.io/batch': batch, pool: 'b' }], [`other-${run}`, { 'autonode.io/batch': `${batch}-x`, pool: 'a' }], [`bare-${run}`, {}]] as const) {
+        await kube.customObjects.createClusterCustomObject({ ...api, body: claim(name, labels) });
+      }
+      const result = { batch: await names(kube, `autonode.io/batch=${batch}`), both: await names(kube, `autonode.io/batch=${batch},pool=a`), none: await names(kube, 'autonode.io/batch=nope') };
+      for (const name of [`in-a-${run}`, `in-b-${run}`, `other-${run}`, `bare-${run}`]) await kube.customObjects.deleteClusterCustomObject({ ...api, name });
+      return result;
+    };
+    const real = await answers(kubeClientsFromKubeconfigFile(stack.guest.kubeconfigPath));
+    expect(real).toEqual({ batch: [`in-a-${run}`, `in-b-${run}`], both: [`in-a-${run}`], none: [] });
+    expect(await answers(fake.kube)).toEqual(real);
+  });
 });

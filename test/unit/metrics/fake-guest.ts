@@ -8,7 +8,9 @@ type Doc = Record<string, unknown>;
  * for what the instrumented activities send: create (409 on a taken name), get (404),
  * list, JSON merge patch of an object or its status with resourceVersion checked (409 when
  * stale), delete (a deletionTimestamp while finalizers remain; gone once the last one is
- * patched away). Every request is recorded.
+ * patched away). Lists take the equality label selectors the activities send (`k=v,k2=v2`).
+ * Every request is recorded; `afterRequest`, when set, runs after each one is answered (a
+ * test's way to change the world between two of an activity's calls).
  */
 export interface FakeGuest {
   kube: KubeClients;
@@ -16,6 +18,7 @@ export interface FakeGuest {
   /** seeds an object at its path, e.g. `/apis/karpenter.sh/v1/nodeclaims/a` */
   put(path: string, object: Doc): void;
   get(path: string): Doc | undefined;
+  afterRequest?: (request: ApiRequest) => void;
   close(): Promise<void>;
 }
 
@@ -56,7 +59,16 @@ export async function startFakeGuest(): Promise<FakeGuest> {
           || (scope !== null && new RegExp(`^${scope[1]}/namespaces/[^/]+/${scope[2]}/[^/]+$`).test(p));
         // the one field selector the activities send: spec.nodeName=<name> ("": not bound yet)
         const nodeName = /^spec\.nodeName=(.*)$/.exec(request.url.searchParams.get('fieldSelector') ?? '')?.[1];
-        const items = [...objects].filter(([p, o]) => inCollection(p) && (nodeName === undefined || (isDoc(o.spec) && (o.spec.nodeName ?? '') === nodeName))).map(([, o]) => o);
+        // equality label selectors only (`k=v,k2=v2`): the form the activities send
+        const wantedLabels = (request.url.searchParams.get('labelSelector') ?? '').split(',').filter((term) => term !== '').map((term) => {
+          const [key = '', value = ''] = term.split('=');
+          return [key, value] as const;
+        });
+        const labelled = (o: Doc) => {
+          const labels = metaOf(o).labels;
+          return wantedLabels.every(([key, value]) => isDoc(labels) && labels[key] === value);
+        };
+        const items = [...objects].filter(([p, o]) => inCollection(p) && labelled(o) && (nodeName === undefined || (isDoc(o.spec) && (o.spec.nodeName ?? '') === nodeName))).map(([, o]) => o);
         // a collection is known by the objects in it, or by its plural (…/nodes, …/nodeclaims)
         if (items.length > 0 || /\/(nodes|pods|daemonsets|poddisruptionbudgets|nodeclaims|nodepools|ec2nodeclasses|events)$/.test(path)) return { status: 200, body: { kind: 'List', apiVersion: 'v1', metadata: {}, items } };
         return apiStatus(404, 'NotFound', `${path} not found`);
@@ -117,8 +129,20 @@ export async function startFakeGuest(): Promise<FakeGuest> {
         return apiStatus(405, 'MethodNotAllowed', request.method);
     }
   };
-  const server = await startFakeApiServer(handle);
+  const fake: { afterRequest?: (request: ApiRequest) => void } = {};
+  const server = await startFakeApiServer((request) => {
+    const reply = handle(request);
+    fake.afterRequest?.(request);
+    return reply;
+  });
   return {
+    get afterRequest() {
+      return fake.afterRequest;
+    },
+    set afterRequest(hook) {
+      if (hook === undefined) delete fake.afterRequest;
+      else fake.afterRequest = hook;
+    },
     kube: server.kube,
     requests,
     put: (path, object) => void objects.set(path, stamp(object, { uid: `uid-${String(metaOf(object).name)}`, creationTimestamp: '2026-11-24T12:00:00Z', ...metaOf(object) })),
