@@ -24,6 +24,7 @@ import { catalogQueryFor } from '../../core/workloads/assemble';
 import { LabelKey } from '../../core/scheduling';
 import { type ClusterResolver } from '../cluster';
 import { failWith } from '../failures';
+import { someNames } from './names';
 import { isNotFound } from '../kube/errors';
 import { createEventRecorder } from '../kube/events';
 import { NodeClaimStore } from '../kube/nodeclaims';
@@ -78,11 +79,6 @@ function withArchitectures(options: readonly LaunchOption[], instanceTypes: read
     const architecture = architectureOf.get(o.instanceType);
     return architecture?.success ? [{ ...o, architecture: architecture.data }] : [];
   });
-}
-
-/** "t4g.medium, m6g.large and 3 more": a message names a few types, not sixty. */
-function someTypes(names: readonly string[], shown = 5): string {
-  return names.length <= shown ? names.join(', ') : `${names.slice(0, shown).join(', ')} and ${names.length - shown} more`;
 }
 
 /** "amd64 (x86_64)": an AMI's Architecture field uses EC2's name. */
@@ -211,7 +207,7 @@ export function createNodeClaimCloudActivities(deps: NodeClaimCloudDeps) {
       const wanted = architectures.length > 0 ? architectures.map(describeArchitecture).join(' or ') : 'their architecture';
       return await nodeClassNotReady(
         'AMINotFound',
-        `EC2NodeClass ${nodeClassName} resolved no AMI for ${wanted}, which the instance types NodeClaim ${name} allows need (${someTypes(options.options.map((o) => o.instanceType))}); add an amiSelectorTerm that matches one, or allow instance types of an architecture the class has an AMI for`,
+        `EC2NodeClass ${nodeClassName} resolved no AMI for ${wanted}, which the instance types NodeClaim ${name} allows need (${someNames(options.options.map((o) => o.instanceType))}); add an amiSelectorTerm that matches one, or allow instance types of an architecture the class has an AMI for`,
       );
     }
     // On a HostedCluster (the guest reached through its kubeconfig Secret) autonode's

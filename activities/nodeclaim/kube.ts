@@ -1,10 +1,11 @@
 import { TERMINATION_FINALIZER, durationToMs, type ClusterRef, type CsrPolicyConfig, type LaunchedInstance } from '../../core/lifecycle';
 import pLimit from 'p-limit';
-import { AWAITING_BATCH_REASON, BATCH_GATE_ANNOTATION, BATCH_GATE_MAX_MS, atBatchGate, siblingsNotAtGate } from '../../core/provisioning/batch-gate';
+import { AWAITING_BATCH_REASON, BATCH_GATE_MAX_MS, atBatchGate, batchGated, siblingsNotAtGate } from '../../core/provisioning/batch-gate';
 import { DAEMONSET_GATE_ANNOTATION, DAEMONSET_GATE_LAG_MAX_MS, DAEMONSET_GATE_MAX_MS, gateHeldMs, gateHolds } from '../../core/provisioning/daemonset-gate';
 import { BATCH_LABEL } from '../../core/provisioning/nodeclaims';
 import { type ClusterResolver } from '../cluster';
 import { failWith } from '../failures';
+import { someNames } from './names';
 import { attachedVolumes, drainPass } from '../kube/drain';
 import { createEventRecorder } from '../kube/events';
 import { NodeClaimStore, type StoredNodeClaim } from '../kube/nodeclaims';
@@ -32,9 +33,8 @@ export interface NodeClaimKubeDeps {
 
 /** How long a waiting claim's read of its batch serves the other waiting claims of the process. */
 const BATCH_READ_TTL_MS = 5_000;
-const listed = (names: readonly string[]) => (names.length > 5 ? `${names.slice(0, 5).join(', ')} and ${names.length - 5} more` : names.join(', '));
 const gateBlocker = (batch: string, coming: readonly string[]) =>
-  `node cordoned until the other nodes of batch ${batch} are up (at most ${BATCH_GATE_MAX_MS / 1000} s): waiting for ${listed(coming)}`;
+  `node cordoned until the other nodes of batch ${batch} are up (at most ${BATCH_GATE_MAX_MS / 1000} s): waiting for ${someNames(coming)}`;
 
 export const nodeClaimRef = (claim: StoredNodeClaim) => ({ apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: claim.metadata.name, uid: claim.metadata.uid });
 
@@ -83,7 +83,8 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
   /**
    * The batch gate (core/provisioning/batch-gate.ts) for a node otherwise ready to open:
    * why it stays cordoned (the claim marked as waiting), or no blocker to open it now, with
-   * the claim as last written (a status patch moves its resourceVersion). When
+   * the claim as last written (a status patch moves its resourceVersion) and whether its own
+   * planned pods were nominated here (initialization then does not read them again). When
    * no sibling is still on its way, the waiting siblings' pods are nominated and their nodes
    * opened here with this one, all nominations first, then every cordon lifted at once: a pod
    * kube-scheduler tries while its own node is still cordoned binds into another node's slack
@@ -91,7 +92,7 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
    * kept as short as the API server allows (a few milliseconds; not zero: no write opens
    * several nodes at once).
    */
-  const batchGate = async (cluster: ClusterRef, given: StoredNodeClaim, nodeName: string, heldMs: number): Promise<{ blocker?: string; claim: StoredNodeClaim }> => {
+  const batchGate = async (cluster: ClusterRef, given: StoredNodeClaim, nodeName: string, heldMs: number): Promise<{ blocker?: string; claim: StoredNodeClaim; nominated: boolean }> => {
     let claim = given;
     const { guest, claims, nodes, event } = await connect(cluster);
     const batch = claim.metadata.labels?.[BATCH_LABEL] ?? '';
@@ -111,21 +112,22 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
       siblings = await batchSiblings(claims, cluster, batch, { fresh: true });
       coming = siblingsNotAtGate(siblings, self);
     }
-    if (coming.length > 0 && heldMs < BATCH_GATE_MAX_MS) return { blocker: gateBlocker(batch, coming), claim };
+    if (coming.length > 0 && heldMs < BATCH_GATE_MAX_MS) return { blocker: gateBlocker(batch, coming), claim, nominated: false };
     if (coming.length > 0) {
       activityLog('warn', 'batch gate: node opened without its batch', { cluster: cluster.name, nodeclaim: claim.metadata.name, node: nodeName, batch, waitedFor: coming.length });
-      await event({ involvedObject: nodeClaimRef(claim), type: 'Warning', reason: 'BatchNodesNotUp', message: `Node ${nodeName} opened after ${BATCH_GATE_MAX_MS / 1000} s without the other nodes of batch ${batch}: ${listed(coming)} not up` });
-      return { claim };
+      await event({ involvedObject: nodeClaimRef(claim), type: 'Warning', reason: 'BatchNodesNotUp', message: `Node ${nodeName} opened after ${BATCH_GATE_MAX_MS / 1000} s without the other nodes of batch ${batch}: ${someNames(coming)} not up` });
+      return { claim, nominated: false };
     }
     const waiting = siblings.filter((s) => s.metadata.name !== claim.metadata.name && s.metadata.deletionTimestamp === undefined && atBatchGate(s));
     const limit = pLimit(8);
-    await Promise.all([...waiting.map((s) => limit(() => nominatePlannedPods(guest, s, s.status?.nodeName ?? ''))), nominatePlannedPods(guest, claim, nodeName)]);
+    const nominations = await Promise.all([...waiting.map((s) => limit(() => nominatePlannedPods(guest, s, s.status?.nodeName ?? ''))), nominatePlannedPods(guest, claim, nodeName)]);
+    if (nominations.some((n) => n.forbidden)) activityLog('warn', 'planned pods not nominated: forbidden to patch pods/status', { cluster: cluster.name, nodeclaim: claim.metadata.name, node: nodeName });
     await Promise.all([...waiting.map((s) => s.status?.nodeName ?? ''), nodeName].map((name) => nodes.liftDaemonSetGate(name)));
     if (waiting.length > 0) {
       activityLog('info', 'batch gate: nodes opened together', { cluster: cluster.name, nodeclaim: claim.metadata.name, batch, nodes: waiting.length + 1 });
       await event({ involvedObject: nodeClaimRef(claim), type: 'Normal', reason: 'BatchNodesOpened', message: `Opened ${waiting.length + 1} nodes of batch ${batch} together, their planned pods nominated first` });
     }
-    return { claim };
+    return { claim, nominated: true };
   };
   const mustGet = async (claims: NodeClaimStore, name: string) => {
     const claim = await claims.get(name);
@@ -216,7 +218,7 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
         }
         const daemonSets = await daemonSetsForNode(guest, { ...node.labels, ...claim.metadata.labels }, claim.spec.taints ?? []);
         // the same cordon holds a node of a batch whose nodes open together (batch-gate.ts)
-        if (daemonSets.length > 0 || claim.metadata.annotations?.[BATCH_GATE_ANNOTATION] === 'true') daemonSetGate = now().toISOString();
+        if (daemonSets.length > 0 || batchGated(claim)) daemonSetGate = now().toISOString();
       }
       await nodes.syncRegistered(claim, node.name, daemonSetGate !== undefined ? { daemonSetGate } : {});
       if (claim.status?.nodeName !== node.name || !claim.status?.conditions?.some((c) => c.type === 'Registered' && c.status === 'True')) {
@@ -274,12 +276,14 @@ export function createNodeClaimKubeActivities(deps: NodeClaimKubeDeps) {
           return { initialized: false, blocker: gateBlocker, ready: node.readyCondition };
         }
       }
-      if (gateHeld !== undefined && claim.metadata.annotations?.[BATCH_GATE_ANNOTATION] === 'true' && node.labels[INITIALIZED_LABEL] !== 'true') {
-        const gate = await batchGate(input.cluster, claim, node.name, gateHeldMs(node.annotations[DAEMONSET_GATE_ANNOTATION], now().getTime()) ?? 0);
+      let nominated = false;
+      if (gateHeld !== undefined && batchGated(claim) && node.labels[INITIALIZED_LABEL] !== 'true') {
+        const gate = await batchGate(input.cluster, claim, node.name, heldMs);
         if (gate.blocker !== undefined) return { initialized: false, blocker: gate.blocker, ready: node.readyCondition };
         claim = gate.claim;
+        nominated = gate.nominated;
       }
-      if (node.labels[INITIALIZED_LABEL] !== 'true') {
+      if (node.labels[INITIALIZED_LABEL] !== 'true' && !nominated) {
         const nominations = await nominatePlannedPods(guest, claim, node.name);
         if (nominations.forbidden) activityLog('warn', 'planned pods not nominated: forbidden to patch pods/status', { cluster: input.cluster.name, nodeclaim: input.name, node: node.name });
       }
